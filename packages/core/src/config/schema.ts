@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+const Positive = z.number().int().positive();
+
+export const SparsityMetaSchema = z.strictObject({
+  kind: z.enum(['unstructured', 'n_m']),
+  target: z.number().min(0).max(1).optional(),
+  n: z.number().int().positive().optional(),
+  m: z.number().int().positive().optional(),
+});
+
+export const PreprocessStepSchema = z.union([
+  z.strictObject({ resize: z.tuple([Positive, Positive]).describe('[height, width], bilinear') }),
+  z.strictObject({ center_crop: z.union([Positive, z.tuple([Positive, Positive])]) }),
+  z.strictObject({ scale: z.number().describe('multiply every value, e.g. 1/255') }),
+  z.strictObject({
+    normalize: z.strictObject({ mean: z.array(z.number()).min(1), std: z.array(z.number()).min(1) }),
+  }),
+  z.strictObject({ channels: z.union([z.literal(1), z.literal(3)]).describe('grey -> RGB by repetition, RGB -> grey by luma') }),
+  z.strictObject({ layout: z.enum(['NCHW', 'NHWC']) }),
+  z.strictObject({ dtype: z.enum(['float32', 'float16', 'uint8', 'int8', 'int32', 'int64']) }),
+]);
+export type PreprocessStep = z.infer<typeof PreprocessStepSchema>;
+
+export const ModelSchema = z.strictObject({
+  name: z.string().min(1),
+  path: z.string().min(1),
+  family: z.string().optional(),
+  framework: z.string().optional().describe('source framework the ONNX file was exported from'),
+  weights: z.enum(['trained', 'random', 'unknown']).default('unknown'),
+  optimization: z
+    .strictObject({
+      sparsity: SparsityMetaSchema.optional(),
+      quantization: z.string().optional(),
+    })
+    .optional(),
+  preprocess: z.array(PreprocessStepSchema).optional().describe('overrides the top-level preprocess for this model'),
+  input: z.string().optional().describe('model input fed from the dataset; defaults to the first input'),
+});
+export type ModelConfig = z.infer<typeof ModelSchema>;
+
+export const DatasetSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('image-folder'),
+    name: z.string().optional(),
+    root: z.string(),
+    labels: z.string().describe('CSV with header "file,label" relative to root'),
+    limit: Positive.optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('npy'),
+    name: z.string().optional(),
+    inputs: z.record(z.string(), z.string()).describe('dataset input name -> .npy path, first axis = samples'),
+    labels: z.string().optional(),
+    limit: Positive.optional(),
+  }),
+  z.strictObject({
+    kind: z.literal('csv'),
+    name: z.string().optional(),
+    path: z.string(),
+    label_column: z.string().optional(),
+    feature_columns: z.array(z.string()).optional().describe('defaults to every column but the label'),
+    limit: Positive.optional(),
+  }),
+]);
+export type DatasetConfig = z.infer<typeof DatasetSchema>;
+
+export const EngineEntrySchema = z.strictObject({
+  name: z.string().min(1),
+  device: z.string().default('cpu'),
+  options: z.record(z.string(), z.unknown()).default({}),
+  label: z.string().optional().describe('distinguishes two entries of one engine with different options'),
+});
+export type EngineEntry = z.infer<typeof EngineEntrySchema>;
+
+export const ExperimentSchema = z.strictObject({
+  $schema: z.string().optional(),
+  name: z.string().min(1),
+  description: z.string().optional(),
+  seed: z.number().int().default(0),
+  plugins: z.array(z.string()).default([]).describe('extra plugin packages to load by package name'),
+  dataset: DatasetSchema,
+  preprocess: z.array(PreprocessStepSchema).default([]),
+  models: z.array(ModelSchema).min(1),
+  engines: z.array(EngineEntrySchema).min(1),
+  batch_sizes: z.array(z.number().int()).min(1),
+  warmup_batches: z.number().int().min(0).default(5),
+  sessions: Positive.default(5),
+  timeout_s: z.number().positive().default(300),
+  scorers: z.array(z.string()).default([]),
+  metrics: z.array(z.string()).default(['latency', 'cpu_time', 'peak_memory']),
+  reference_engine: z.string().default('onnxruntime'),
+  tolerance: z.strictObject({ atol: z.number().min(0).default(1e-3), rtol: z.number().min(0).default(1e-3) }).default({ atol: 1e-3, rtol: 1e-3 }),
+  layer_profile: z.strictObject({ enabled: z.boolean().default(true), iterations: Positive.default(10) }).default({ enabled: true, iterations: 10 }),
+});
+export type Experiment = z.infer<typeof ExperimentSchema>;
+export type ExperimentInput = z.input<typeof ExperimentSchema>;

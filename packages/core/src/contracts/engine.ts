@@ -1,0 +1,78 @@
+import type { Tensor, TensorMap, TensorSpec } from './tensor.js';
+
+export type Availability =
+  | { available: true; version: string; devices: string[]; details?: Record<string, string> }
+  | { available: false; reason: string; fix: string; version?: string };
+
+export interface ModelRef {
+  name: string;
+  path: string;
+  /** Absolute path of a scratch directory the engine may write into (profiling files, compiled artifacts). */
+  workDir: string;
+}
+
+export interface PrepareRequest {
+  model: ModelRef;
+  batchSize: number;
+  device: string;
+  /** Engine options from the config, already validated by the engine's own optionsSchema. */
+  options: Record<string, unknown>;
+  /** Input specs after resolving symbolic batch dims, as the harness will feed them. */
+  inputs: TensorSpec[];
+  seed: number;
+}
+
+export interface PredictResult {
+  outputs: TensorMap;
+  /** Time spent inside the runtime for this call, as the runtime reports or as measured next to it. */
+  engineNs?: bigint;
+}
+
+export interface LayerTiming {
+  name: string;
+  opType: string;
+  /** Mean time per iteration in nanoseconds. */
+  meanNs: number;
+  calls: number;
+  inputShapes?: string;
+  outputShapes?: string;
+}
+
+export interface MemorySample {
+  /** Resident set size of the process that runs the model. */
+  rssBytes: number;
+  deviceBytes?: number;
+}
+
+/** Model-only timings measured inside the runtime's process with no IPC (worker `bench`). */
+export interface ModelOnlyBench {
+  iterationNs: number[];
+}
+
+export interface PreparedModel {
+  inputs: TensorSpec[];
+  outputs: TensorSpec[];
+  compileMs: number;
+  /** Engine facts worth recording (resolved options, threads, device string). */
+  facts?: Record<string, unknown>;
+  predict(batch: TensorMap): Promise<PredictResult>;
+  layerProfile?(batch: TensorMap, iterations: number): Promise<LayerTiming[]>;
+  /** Peak/current memory of the process that runs the model, when it is not the harness process. */
+  memory?(): Promise<MemorySample>;
+  /** PID of the process that runs the model (for CPU time and RSS sampling). */
+  pid?(): number;
+  bench?(batch: TensorMap, iterations: number): Promise<ModelOnlyBench>;
+  dispose(): Promise<void>;
+}
+
+export interface Engine {
+  name: string;
+  description: string;
+  /** zod schema (as unknown to keep core free of engine option types) for `engines[].options`. */
+  optionsSchema: import('zod').ZodType<Record<string, unknown>>;
+  devices: string[];
+  probe(): Promise<Availability>;
+  prepare(req: PrepareRequest): Promise<PreparedModel>;
+}
+
+export type { Tensor, TensorMap, TensorSpec };

@@ -1,0 +1,172 @@
+import { z } from 'zod';
+
+/** Statistics over a sample of latencies (ns) or throughputs; percentiles by linear interpolation (numpy's default). */
+export const StatsSchema = z.object({
+  n: z.number().int(),
+  mean: z.number(),
+  std: z.number(),
+  variance: z.number(),
+  min: z.number(),
+  p50: z.number(),
+  p90: z.number(),
+  p95: z.number(),
+  p99: z.number(),
+  max: z.number(),
+  ci95_low: z.number(),
+  ci95_high: z.number(),
+});
+export type Stats = z.infer<typeof StatsSchema>;
+
+export const BoundarySchema = z.enum(['engine', 'predict', 'end_to_end', 'model_only']);
+export type Boundary = z.infer<typeof BoundarySchema>;
+
+export const TensorSpecSchema = z.object({
+  name: z.string(),
+  dtype: z.string(),
+  shape: z.array(z.union([z.number(), z.string(), z.null()])),
+});
+
+export const SparsitySchema = z.object({
+  /** Fraction of zero weights over all weight tensors of rank >= 2. */
+  actual: z.number(),
+  target: z.number().nullable(),
+  kind: z.enum(['dense', 'unstructured', 'n_m']),
+  n: z.number().int().nullable(),
+  m: z.number().int().nullable(),
+  /** Whether every weight tensor meets the N:M pattern along its input dimension. */
+  nm_pattern_holds: z.boolean().nullable(),
+});
+
+export const ModelFactsSchema = z.object({
+  name: z.string(),
+  family: z.string().nullable(),
+  framework: z.string().nullable(),
+  weights: z.enum(['trained', 'random', 'unknown']),
+  path: z.string(),
+  sha256: z.string(),
+  size_bytes: z.number().int(),
+  opset: z.number().int().nullable(),
+  inputs: z.array(TensorSpecSchema),
+  outputs: z.array(TensorSpecSchema),
+  parameters: z.number().int(),
+  flops_per_sample: z.number().nullable(),
+  op_census: z.record(z.string(), z.number().int()),
+  sparsity: SparsitySchema,
+  quantization: z.string().nullable(),
+});
+export type ModelFacts = z.infer<typeof ModelFactsSchema>;
+
+export const SessionResultSchema = z.object({
+  index: z.number().int(),
+  batches: z.number().int(),
+  samples: z.number().int(),
+  wall_ns: z.number(),
+  throughput_sps: z.number(),
+  latency: z.record(BoundarySchema, StatsSchema),
+  metrics: z.record(z.string(), z.number()),
+});
+export type SessionResult = z.infer<typeof SessionResultSchema>;
+
+export const LayerRowSchema = z.object({
+  name: z.string(),
+  op_type: z.string(),
+  mean_ns: z.number(),
+  calls: z.number().int(),
+  share: z.number(),
+  input_shapes: z.string().nullable(),
+  output_shapes: z.string().nullable(),
+});
+export type LayerRow = z.infer<typeof LayerRowSchema>;
+
+export const SystemInfoSchema = z.object({
+  hostname: z.string(),
+  cpu_vendor: z.string(),
+  cpu_model: z.string(),
+  cpu_cores: z.number().int(),
+  cpu_physical_cores: z.number().int(),
+  cpu_ghz: z.number(),
+  cpu_flags: z.string(),
+  memory_bytes: z.number(),
+  gpus: z.array(z.object({ vendor: z.string(), model: z.string(), vram_mb: z.number().nullable() })),
+  os: z.string(),
+  kernel: z.string(),
+  arch: z.string(),
+  node_version: z.string(),
+  python_version: z.string().nullable(),
+  harness_version: z.string(),
+  git_sha: z.string().nullable(),
+  peak_flops: z.number().nullable(),
+  peak_flops_formula: z.string(),
+});
+export type SystemInfo = z.infer<typeof SystemInfoSchema>;
+
+export const ProfileStatusSchema = z.enum(['ok', 'failed', 'timeout', 'skipped', 'invalid_output']);
+export type ProfileStatus = z.infer<typeof ProfileStatusSchema>;
+
+export const ScoreRowSchema = z.object({
+  metric: z.string(),
+  value: z.number(),
+  samples: z.number().int(),
+  higher_is_better: z.boolean(),
+});
+
+/** One Profile per sweep cell: what was measured, on what, how, and how it went. */
+export const ProfileSchema = z.object({
+  profile_id: z.string(),
+  run_id: z.string(),
+  cell_key: z.string(),
+  created_at: z.string(),
+  status: ProfileStatusSchema,
+  error: z.string().nullable(),
+  error_detail: z.string().nullable(),
+  model: ModelFactsSchema.nullable(),
+  model_name: z.string(),
+  engine: z.object({
+    name: z.string(),
+    version: z.string().nullable(),
+    device: z.string(),
+    options: z.record(z.string(), z.unknown()),
+    compile_ms: z.number().nullable(),
+    facts: z.record(z.string(), z.unknown()),
+  }),
+  dataset: z.object({
+    name: z.string(),
+    kind: z.string(),
+    manifest_sha256: z.string().nullable(),
+    samples: z.number().int(),
+    preprocess: z.array(z.unknown()),
+  }),
+  workload: z.object({
+    batch_size: z.number().int(),
+    warmup_batches: z.number().int(),
+    sessions: z.number().int(),
+    samples_per_session: z.number().int(),
+    threads: z.number().int().nullable(),
+    scenario: z.string(),
+    seed: z.number().int(),
+  }),
+  correctness: z
+    .object({
+      reference_engine: z.string(),
+      max_abs_error: z.number(),
+      max_rel_error: z.number(),
+      atol: z.number(),
+      rtol: z.number(),
+      passed: z.boolean(),
+    })
+    .nullable(),
+  throughput: StatsSchema.nullable(),
+  latency: z.record(BoundarySchema, StatsSchema),
+  metrics: z.record(z.string(), z.number()),
+  scores: z.array(ScoreRowSchema),
+  achieved_flops: z.number().nullable(),
+  peak_fraction: z.number().nullable(),
+  sessions: z.array(SessionResultSchema),
+  /** Raw per-batch latencies in ns for every boundary, session-major. */
+  samples: z.array(z.object({ session: z.number().int(), batch: z.number().int(), boundary: BoundarySchema, ns: z.number() })),
+  layers: z.array(LayerRowSchema),
+  system: SystemInfoSchema,
+  config: z.record(z.string(), z.unknown()),
+  command: z.string(),
+});
+export type Profile = z.infer<typeof ProfileSchema>;
