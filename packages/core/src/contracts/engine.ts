@@ -47,6 +47,10 @@ export interface MemorySample {
 /** Model-only timings measured inside the runtime's process with no IPC (worker `bench`). */
 export interface ModelOnlyBench {
   iterationNs: number[];
+  /** Latency of each request when the runtime kept several in flight (then iterationNs are completion intervals). */
+  requestLatencyNs?: number[];
+  /** Requests in flight during the bench; absent means one at a time. */
+  concurrency?: number;
 }
 
 export interface PreparedModel {

@@ -1,0 +1,155 @@
+"""Frame I/O over private copies of the worker's stdin/stdout.
+
+A frame is one UTF-8 JSON header line followed by the raw little-endian bytes of the tensors it announces
+(`header["tensors"]`: name, dtype, shape, nbytes), concatenated in header order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from .errors import ProtocolError, WorkerError
+
+DTYPES: dict[str, np.dtype] = {
+    "float32": np.dtype("<f4"),
+    "float64": np.dtype("<f8"),
+    "float16": np.dtype("<f2"),
+    "int8": np.dtype("i1"),
+    "uint8": np.dtype("u1"),
+    "int32": np.dtype("<i4"),
+    "int64": np.dtype("<i8"),
+    "bool": np.dtype("?"),
+}
+_NAME_OF_KIND = {(dt.kind, dt.itemsize): name for name, dt in DTYPES.items()}
+
+# A header is small JSON; a line this long means the stream is not ours.
+MAX_HEADER_BYTES = 64 << 20
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    name = _NAME_OF_KIND.get((dtype.kind, dtype.itemsize))
+    if name is None:
+        raise WorkerError(
+            "unsupported_dtype",
+            f"numpy dtype {dtype} has no protocol dtype (supported: {', '.join(DTYPES)}); cast it in the runtime",
+        )
+    return name
+
+
+class Channel:
+    def __init__(self, reader: BinaryIO, writer: BinaryIO):
+        self._reader = reader
+        self._writer = writer
+
+    def read_request(self) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+        """The next request, or None at end of input (the parent closed stdin or died)."""
+        line = self._reader.readline(MAX_HEADER_BYTES + 1)
+        if not line:
+            return None
+        if not line.endswith(b"\n"):
+            if len(line) > MAX_HEADER_BYTES:
+                raise ProtocolError(f"request header longer than {MAX_HEADER_BYTES} bytes without a newline")
+            raise ProtocolError(f"input ended inside a request header: {line[:200]!r}")
+        try:
+            header = json.loads(line)
+        except ValueError as e:
+            raise ProtocolError(f"request header is not JSON ({e}): {line[:200]!r}") from None
+        if not isinstance(header, dict) or not isinstance(header.get("cmd"), str):
+            raise ProtocolError(f'request header must be an object with a string "cmd": {line[:200]!r}')
+        specs = header.get("tensors") or []
+        if not isinstance(specs, list):
+            raise ProtocolError(f'request "tensors" must be a list, got {type(specs).__name__}')
+        tensors: dict[str, np.ndarray] = {}
+        for spec in specs:
+            name, array = self._read_tensor(spec)
+            tensors[name] = array
+        return header, tensors
+
+    def _read_tensor(self, spec: Any) -> tuple[str, np.ndarray]:
+        try:
+            name, dtype, shape, nbytes = spec["name"], spec["dtype"], spec["shape"], spec["nbytes"]
+            shape = tuple(int(d) for d in shape)
+            nbytes = int(nbytes)
+        except (TypeError, KeyError, ValueError) as e:
+            raise ProtocolError(f"tensor header {spec!r} lacks name/dtype/shape/nbytes ({e})") from None
+        np_dtype = DTYPES.get(dtype)
+        if np_dtype is None:
+            raise ProtocolError(f"tensor {name!r}: unknown dtype {dtype!r} (supported: {', '.join(DTYPES)})")
+        expected = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+        if expected != nbytes or any(d < 0 for d in shape):
+            raise ProtocolError(f"tensor {name!r}: shape {list(shape)} of {dtype} is {expected} bytes, header says {nbytes}")
+        array = np.empty(shape, dtype=np_dtype)
+        if nbytes:
+            # Read straight into the array: the only copy is the kernel's.
+            self._read_exact(memoryview(array.reshape(-1).view(np.uint8)), name)
+        return name, array
+
+    def _read_exact(self, view: memoryview, name: str) -> None:
+        filled = 0
+        total = len(view)
+        while filled < total:
+            n = self._reader.readinto(view[filled:])
+            if not n:
+                raise ProtocolError(f"input ended after {filled} of {total} bytes of tensor {name!r}")
+            filled += n
+
+    def write_reply(self, header: dict[str, Any], tensors: dict[str, np.ndarray] | None = None) -> None:
+        arrays: list[np.ndarray] = []
+        specs: list[dict[str, Any]] = []
+        for name, value in (tensors or {}).items():
+            array = np.ascontiguousarray(value)
+            if array.dtype.byteorder == ">":
+                array = array.astype(array.dtype.newbyteorder("<"))
+            specs.append(
+                {"name": name, "dtype": dtype_name(array.dtype), "shape": list(array.shape), "nbytes": array.nbytes}
+            )
+            arrays.append(array)
+        header = {**header, "tensors": specs}
+        self._writer.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+        for array in arrays:
+            if array.nbytes:
+                self._writer.write(memoryview(array.reshape(-1).view(np.uint8)))
+        self._writer.flush()
+
+    def write_raw(self, data: bytes) -> None:
+        """Bytes straight onto the frame stream; only tests use it, to prove the client rejects garbage."""
+        self._writer.write(data)
+        self._writer.flush()
+
+
+_channel: Channel | None = None
+
+
+def claim_stdio() -> Channel:
+    """Take private copies of fds 0 and 1 for frames; point fd 1 at stderr and fd 0 at /dev/null.
+
+    After this, anything a library prints (Python print or C-level write(1, ...)) lands on stderr and
+    nothing can read the request stream by accident. Idempotent: the launcher claims before importing
+    the engine's script, and run_worker claims again.
+    """
+    global _channel
+    if _channel is not None:
+        return _channel
+    sys.stdout.flush()
+    frame_out = os.dup(1)
+    frame_in = os.dup(0)
+    os.dup2(2, 1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(line_buffering=True)
+    reader = os.fdopen(frame_in, "rb", buffering=1 << 16)
+    writer = os.fdopen(frame_out, "wb", buffering=1 << 16)
+    _channel = Channel(reader, writer)  # type: ignore[arg-type]
+    return _channel
+
+
+def current_channel() -> Channel | None:
+    return _channel

@@ -1,0 +1,316 @@
+import { delimiter } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import type { z } from 'zod';
+import { WorkerCrashedError, WorkerError, WorkerProtocolError, WorkerReplyError, WorkerTimeoutError } from './errors.js';
+import { encodeFrame, FrameDecoder, FrameError, type Frame, type NamedTensor } from './framing.js';
+import { trackWorker, untrackWorker, type Killable } from './orphans.js';
+import { errorReplySchema, replySchemas, type Command, type FrameHeader } from './protocol.js';
+import { StderrTail } from './stderr-tail.js';
+
+/** Folder holding the `pbh_worker` Python package (put on the worker's PYTHONPATH). */
+export const WORKER_PYTHON_DIR = fileURLToPath(new URL('../../python/', import.meta.url));
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+const CLOSE_TIMEOUT_MS = 5_000;
+const EXIT_GRACE_MS = 2_000;
+
+export interface WorkerSpawnOptions {
+  /** Python interpreter (usually the project venv's, see `findVenvPython`). */
+  python: string;
+  /** Absolute path of the engine's worker script; it is run as `python -m pbh_worker SCRIPT`. */
+  script: string;
+  args?: string[];
+  /** Extra environment; PYTHONPATH entries are kept after the pbh_worker folder. */
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  /** Names the worker in errors, e.g. "openvino worker". */
+  label?: string;
+  /** Receives the worker's stderr as it arrives (it is always kept in an 8 KB tail for errors). */
+  onStderr?: (chunk: Buffer) => void;
+}
+
+export interface RequestOptions {
+  timeoutMs?: number;
+}
+
+export interface Reply<H = FrameHeader> {
+  header: H;
+  tensors: NamedTensor[];
+}
+
+interface Pending {
+  cmd: string;
+  resolve: (reply: Reply) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+export interface WorkerExit {
+  exitCode: number | undefined;
+  signal: string | undefined;
+}
+
+type Refable = Partial<Record<'ref' | 'unref', () => unknown>>;
+
+/**
+ * One native worker process and the request/reply protocol over its stdin/stdout
+ * (docs/worker-protocol.md). Requests may overlap; the worker answers them in order.
+ */
+export class WorkerClient implements Killable {
+  readonly label: string;
+  /** Resolves once the process has exited and its pipes are closed. */
+  readonly exited: Promise<WorkerExit>;
+  private readonly subprocess: ResultPromise;
+  private readonly stdin: Writable;
+  private readonly decoder = new FrameDecoder();
+  private readonly tail = new StderrTail();
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private exit: WorkerExit | undefined;
+  /** Why we killed it, when we did: makes the crash error say what really happened. */
+  private killReason: string | undefined;
+  private rssPeak: number | undefined;
+
+  static spawn(options: WorkerSpawnOptions): WorkerClient {
+    return new WorkerClient(options);
+  }
+
+  private constructor(options: WorkerSpawnOptions) {
+    this.label = options.label ?? `worker ${options.script}`;
+    const pythonPath = [WORKER_PYTHON_DIR, options.env?.PYTHONPATH ?? process.env.PYTHONPATH]
+      .filter((p): p is string => Boolean(p))
+      .join(delimiter);
+    this.subprocess = execa(options.python, ['-m', 'pbh_worker', options.script, ...(options.args ?? [])], {
+      cwd: options.cwd,
+      env: { ...options.env, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: '1', PBH_PARENT_PID: String(process.pid) },
+      extendEnv: true,
+      stdin: 'pipe',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      buffer: false,
+      reject: false,
+      cleanup: true,
+    });
+    trackWorker(this);
+    this.stdin = this.subprocess.stdin as Writable;
+    // EPIPE after the worker died surfaces through the exit path with the real cause.
+    this.stdin.on('error', () => undefined);
+    const stdout = this.subprocess.stdout as Readable;
+    const stderr = this.subprocess.stderr as Readable;
+    stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
+    stderr.on('data', (chunk: Buffer) => {
+      this.tail.push(chunk);
+      options.onStderr?.(chunk);
+    });
+    this.exited = this.subprocess.then((result) => {
+      const exit: WorkerExit = {
+        exitCode: typeof result.exitCode === 'number' ? result.exitCode : undefined,
+        signal: result.signal ?? undefined,
+      };
+      this.onExit(exit, result.failed && result.exitCode === undefined && !result.signal ? result.shortMessage : undefined);
+      return exit;
+    });
+    this.updateRef();
+  }
+
+  get pid(): number | undefined {
+    return this.subprocess.pid;
+  }
+
+  get running(): boolean {
+    return this.exit === undefined;
+  }
+
+  /** Peak resident set size the worker reported in its latest reply. */
+  get rssPeakBytes(): number | undefined {
+    return this.rssPeak;
+  }
+
+  stderrTail(): string {
+    return this.tail.text();
+  }
+
+  /** Sends one command; resolves with the reply header (unchecked beyond framing) and its tensors. */
+  request(cmd: string, fields: Record<string, unknown> = {}, tensors: readonly NamedTensor[] = [], options: RequestOptions = {}): Promise<Reply> {
+    if (this.exit) return Promise.reject(this.crashedError(undefined, cmd));
+    const id = this.nextId++;
+    let chunks: Buffer[];
+    try {
+      chunks = encodeFrame({ ...fields, id, cmd }, tensors);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    return new Promise<Reply>((resolve, reject) => {
+      const pending: Pending = { cmd, resolve, reject, timer: undefined };
+      if (Number.isFinite(timeoutMs)) pending.timer = setTimeout(() => this.onTimeout(id, timeoutMs), timeoutMs);
+      this.pending.set(id, pending);
+      this.updateRef();
+      this.stdin.cork();
+      for (const chunk of chunks) this.stdin.write(chunk);
+      this.stdin.uncork();
+    });
+  }
+
+  /** `request` plus validation of the command's reply fields. */
+  async call<C extends Command>(
+    cmd: C,
+    fields: Record<string, unknown> = {},
+    tensors: readonly NamedTensor[] = [],
+    options: RequestOptions = {},
+  ): Promise<Reply<z.infer<(typeof replySchemas)[C]>>> {
+    const reply = await this.request(cmd, fields, tensors, options);
+    const parsed = replySchemas[cmd].safeParse(reply.header);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(header)'}: ${i.message}`).join('; ');
+      throw new WorkerProtocolError(`${this.label} answered "${cmd}" with a malformed reply (${issues})`, this.label, this.tail.text());
+    }
+    return { header: parsed.data as z.infer<(typeof replySchemas)[C]>, tensors: reply.tensors };
+  }
+
+  /** Asks the worker to close, waits briefly for it to exit, then kills it. Never throws. */
+  async close(options: RequestOptions = {}): Promise<void> {
+    if (this.exit) return;
+    try {
+      await this.request('close', {}, [], { timeoutMs: options.timeoutMs ?? CLOSE_TIMEOUT_MS });
+    } catch {
+      // A worker that cannot close cleanly is killed below; the caller only needs it gone.
+    }
+    this.stdin.end();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, EXIT_GRACE_MS);
+    });
+    await Promise.race([this.exited, grace]);
+    clearTimeout(timer);
+    if (!this.exit) this.kill('close: the worker did not exit after "close"');
+    await this.exited;
+  }
+
+  /** SIGKILLs the worker now; pending requests reject with WorkerCrashedError naming `reason`. */
+  kill(reason = 'killed by the harness'): void {
+    if (this.exit) return;
+    this.killReason ??= reason;
+    this.subprocess.kill('SIGKILL');
+  }
+
+  killNow(): void {
+    this.kill('the harness process is exiting');
+  }
+
+  private onStdout(chunk: Buffer): void {
+    let frames: Frame[];
+    try {
+      frames = this.decoder.push(chunk);
+    } catch (error) {
+      this.failStream(error);
+      return;
+    }
+    for (const frame of frames) this.onFrame(frame);
+  }
+
+  private failStream(error: unknown): void {
+    const detail = error instanceof FrameError ? error.message : String(error);
+    const protocolError = new WorkerProtocolError(
+      `${this.label} wrote something that is not a protocol frame on its stdout: ${detail}. ` +
+        'Something in the worker wrote to the frame stream directly; the worker was killed',
+      this.label,
+      this.tail.text(),
+    );
+    this.rejectAll(protocolError);
+    this.kill('protocol error');
+  }
+
+  private onFrame(frame: Frame): void {
+    const rss = frame.header.rss_peak_bytes;
+    if (typeof rss === 'number') this.rssPeak = Math.max(this.rssPeak ?? 0, rss);
+    if (frame.header.ok === false) {
+      this.onErrorReply(frame.header);
+      return;
+    }
+    const id = frame.header.id;
+    const pending = id === null ? undefined : this.pending.get(id);
+    if (!pending) {
+      this.failStream(new FrameError(`a reply with id ${String(id)} that matches no pending request`, ''));
+      return;
+    }
+    this.settle(id!);
+    pending.resolve({ header: frame.header, tensors: frame.tensors });
+  }
+
+  private onErrorReply(header: FrameHeader): void {
+    const parsed = errorReplySchema.safeParse(header);
+    if (!parsed.success) {
+      this.failStream(new FrameError(`an error reply without "error"/"kind": ${JSON.stringify(header).slice(0, 300)}`, ''));
+      return;
+    }
+    const reply = parsed.data;
+    const targets = reply.id === null ? [...this.pending.keys()] : [reply.id];
+    for (const id of targets) {
+      const pending = this.pending.get(id);
+      if (!pending) continue;
+      this.settle(id);
+      pending.reject(new WorkerReplyError(this.label, pending.cmd, reply.kind, reply.error, reply.traceback, reply.fatal, this.tail.text()));
+    }
+  }
+
+  private onTimeout(id: number, timeoutMs: number): void {
+    const pending = this.pending.get(id);
+    if (!pending) return;
+    this.settle(id);
+    this.kill(`timeout of "${pending.cmd}" after ${timeoutMs} ms`);
+    pending.reject(new WorkerTimeoutError(this.label, pending.cmd, timeoutMs, this.tail.text()));
+  }
+
+  private onExit(exit: WorkerExit, spawnFailure: string | undefined): void {
+    this.exit = exit;
+    untrackWorker(this);
+    let detail = spawnFailure ?? this.killReason;
+    if (!this.killReason) {
+      try {
+        this.decoder.end();
+      } catch (error) {
+        detail = `${detail ? `${detail}; ` : ''}${(error as Error).message}`;
+      }
+    }
+    for (const [id, pending] of [...this.pending]) {
+      this.settle(id);
+      pending.reject(this.crashedError(pending.cmd, undefined, detail));
+    }
+  }
+
+  private crashedError(during: string | undefined, attempted?: string, detail?: string): WorkerError {
+    const exit = this.exit ?? { exitCode: undefined, signal: undefined };
+    const why = detail ?? this.killReason;
+    const attempt = attempted ? `cannot send "${attempted}": ` : '';
+    return new WorkerCrashedError(`${attempt}${this.label}`, exit.exitCode, exit.signal, during, this.tail.text(), why);
+  }
+
+  private rejectAll(error: Error): void {
+    for (const [id, pending] of [...this.pending]) {
+      this.settle(id);
+      pending.reject(error);
+    }
+  }
+
+  private settle(id: number): void {
+    const pending = this.pending.get(id);
+    if (pending?.timer) clearTimeout(pending.timer);
+    this.pending.delete(id);
+    this.updateRef();
+  }
+
+  /**
+   * An idle worker must not keep Node alive: a harness that forgets dispose() still exits, and the 'exit'
+   * hook kills the worker. While a request is pending the handles are ref'd so Node waits for the reply.
+   */
+  private updateRef(): void {
+    if (this.exit) return;
+    const method = this.pending.size > 0 ? 'ref' : 'unref';
+    for (const handle of [this.subprocess, this.subprocess.stdin, this.subprocess.stdout, this.subprocess.stderr] as Refable[]) {
+      handle[method]?.();
+    }
+  }
+}

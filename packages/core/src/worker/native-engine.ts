@@ -1,0 +1,197 @@
+import type { ZodType } from 'zod';
+import type {
+  Availability,
+  Engine,
+  LayerTiming,
+  ModelOnlyBench,
+  PredictResult,
+  PreparedModel,
+  PrepareRequest,
+} from '../contracts/engine.js';
+import type { TensorMap, TensorSpec } from '../contracts/tensor.js';
+import { WorkerClient } from './client.js';
+import { WorkerReplyError } from './errors.js';
+import type { NamedTensor } from './framing.js';
+import { describePythonSearch, findVenvPython, VENV_FIX } from './venv.js';
+
+export interface NativeEngineTimeouts {
+  hello: number;
+  /** Reading and compiling the model: minutes for large models or tuning compilers. */
+  load: number;
+  infer: number;
+  bench: number;
+  profile: number;
+  close: number;
+}
+
+export const DEFAULT_NATIVE_TIMEOUTS: NativeEngineTimeouts = {
+  hello: 60_000,
+  load: 20 * 60_000,
+  infer: 120_000,
+  bench: 20 * 60_000,
+  profile: 20 * 60_000,
+  close: 5_000,
+};
+
+export interface NativeEngineOptions {
+  name: string;
+  description: string;
+  /** Absolute path of the engine's Python worker script (a `pbh_worker.Runtime` passed to `run_worker`). */
+  workerScript: string;
+  optionsSchema: ZodType<Record<string, unknown>>;
+  devices: string[];
+  /** Python import name of the runtime, checked by `probe` (e.g. "openvino", "tvm"). */
+  runtimeModule: string;
+  timeouts?: Partial<NativeEngineTimeouts>;
+  /** Extra environment for the worker process (thread pools, runtime log levels). */
+  env?: Record<string, string | undefined>;
+}
+
+const probeCache = new Map<string, Promise<Availability>>();
+
+function toWire(batch: TensorMap): NamedTensor[] {
+  return Object.entries(batch).map(([name, t]) => ({ name, dtype: t.dtype, dims: t.dims, data: t.data }));
+}
+
+function toTensorMap(tensors: NamedTensor[]): TensorMap {
+  const map: TensorMap = {};
+  for (const t of tensors) map[t.name] = { dtype: t.dtype, dims: t.dims, data: t.data };
+  return map;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * An Engine whose model runs in a Python worker speaking the PBH worker protocol: one process per
+ * prepared model, spawned from the project venv.
+ */
+export function createNativeEngine(options: NativeEngineOptions): Engine {
+  const timeouts = { ...DEFAULT_NATIVE_TIMEOUTS, ...options.timeouts };
+  const { name, runtimeModule, workerScript } = options;
+  // PBH_WORKER_LOG=1 streams every worker's stderr live, for debugging a runtime.
+  const onStderr = process.env.PBH_WORKER_LOG ? (chunk: Buffer) => void process.stderr.write(chunk) : undefined;
+
+  const spawn = (python: string, label: string): WorkerClient =>
+    WorkerClient.spawn({ python, script: workerScript, env: options.env, label, onStderr });
+
+  async function probeOnce(python: string): Promise<Availability> {
+    const client = spawn(python, `${name} worker (probe)`);
+    try {
+      const { header } = await client.call('hello', { require: [runtimeModule] }, [], { timeoutMs: timeouts.hello });
+      return {
+        available: true,
+        version: header.version,
+        devices: header.devices,
+        details: { python: header.python, pythonExecutable: python, ...header.details },
+      };
+    } catch (error) {
+      if (error instanceof WorkerReplyError && error.kind === 'import_error') {
+        return {
+          available: false,
+          reason: `${name} needs the Python module '${runtimeModule}': ${error.runtimeMessage}`,
+          fix: VENV_FIX,
+        };
+      }
+      return { available: false, reason: `${name} worker did not start: ${errorText(error)}`, fix: `check ${workerScript}; ${VENV_FIX}` };
+    } finally {
+      await client.close({ timeoutMs: timeouts.close });
+    }
+  }
+
+  async function prepare(req: PrepareRequest): Promise<PreparedModel> {
+    const location = findVenvPython();
+    if (!location) {
+      throw new Error(`${name} cannot run ${req.model.name}: ${describePythonSearch()}. Fix: ${VENV_FIX}`);
+    }
+    const client = spawn(location.python, `${name} worker (${req.model.name}, batch ${req.batchSize}, ${req.device})`);
+    let hello;
+    let load;
+    try {
+      hello = (await client.call('hello', { require: [runtimeModule] }, [], { timeoutMs: timeouts.hello })).header;
+      const fields = {
+        model_path: req.model.path,
+        batch_size: req.batchSize,
+        device: req.device,
+        options: req.options,
+        inputs: req.inputs,
+        work_dir: req.model.workDir,
+        seed: req.seed,
+      };
+      load = (await client.call('load', fields, [], { timeoutMs: timeouts.load })).header;
+    } catch (error) {
+      await client.close({ timeoutMs: timeouts.close });
+      throw new Error(`${name} could not load ${req.model.path} (batch ${req.batchSize}, device ${req.device}): ${errorText(error)}`, {
+        cause: error,
+      });
+    }
+    const prepared: PreparedModel = {
+      inputs: load.inputs as TensorSpec[],
+      outputs: load.outputs as TensorSpec[],
+      compileMs: load.compile_ms,
+      facts: { ...load.facts, runtimeVersion: hello.version, python: hello.python, workerPid: client.pid },
+
+      async predict(batch: TensorMap): Promise<PredictResult> {
+        // Lean path: only the header is looked at; tensors arrive as views of one copy each.
+        const reply = await client.request('infer', {}, toWire(batch), { timeoutMs: timeouts.infer });
+        const engineNs = reply.header.engine_ns;
+        return {
+          outputs: toTensorMap(reply.tensors),
+          engineNs: typeof engineNs === 'number' ? BigInt(engineNs) : undefined,
+        };
+      },
+
+      async bench(batch: TensorMap, iterations: number): Promise<ModelOnlyBench> {
+        const { header } = await client.call('bench', { iterations }, toWire(batch), { timeoutMs: timeouts.bench });
+        return {
+          iterationNs: header.iteration_ns,
+          ...(header.request_latency_ns ? { requestLatencyNs: header.request_latency_ns } : {}),
+          ...(header.concurrency ? { concurrency: header.concurrency } : {}),
+        };
+      },
+
+      async layerProfile(batch: TensorMap, iterations: number): Promise<LayerTiming[]> {
+        const { header } = await client.call('profile', { iterations }, toWire(batch), { timeoutMs: timeouts.profile });
+        return header.layers.map((l) => ({
+          name: l.name,
+          opType: l.op_type,
+          meanNs: l.mean_ns,
+          calls: l.calls,
+          ...(l.input_shapes !== undefined ? { inputShapes: l.input_shapes } : {}),
+          ...(l.output_shapes !== undefined ? { outputShapes: l.output_shapes } : {}),
+        }));
+      },
+
+      async memory() {
+        return { rssBytes: client.rssPeakBytes ?? 0 };
+      },
+
+      pid: () => client.pid ?? -1,
+
+      dispose: () => client.close({ timeoutMs: timeouts.close }),
+    };
+    return prepared;
+  }
+
+  return {
+    name,
+    description: options.description,
+    optionsSchema: options.optionsSchema,
+    devices: options.devices,
+    probe(): Promise<Availability> {
+      const location = findVenvPython();
+      if (!location) {
+        return Promise.resolve({ available: false, reason: `${name} needs the project Python venv: ${describePythonSearch()}`, fix: VENV_FIX });
+      }
+      const key = `${name}\0${workerScript}\0${location.python}`;
+      let cached = probeCache.get(key);
+      if (!cached) {
+        cached = probeOnce(location.python);
+        probeCache.set(key, cached);
+      }
+      return cached;
+    },
+    prepare,
+  };
+}
