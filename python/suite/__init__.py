@@ -1,0 +1,1 @@
+"""Helpers for python/generate_suite.py: numpy training, ONNX export, light-model repair, datasets, checks."""

@@ -1,0 +1,265 @@
+"""Build every suite file into a folder and write its manifest; generate_suite.py owns stamps, locking and swapping."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from typing import Callable
+
+import numpy as np
+import onnx
+import sklearn
+from onnx import numpy_helper
+
+from . import numpy_nn as nn
+from .datasets import (
+    TEST_SIZE,
+    DigitsSplit,
+    digits_split,
+    synthetic_vision_inputs,
+    write_digits_csv,
+    write_digits_folder,
+)
+from .export import cnn_to_onnx, mlp_to_onnx
+from .light_models import RESIDUAL_BRANCH_SCALE, realize_light_model
+from .ov_check import OpenVinoChecker
+from .sparsity import magnitude_mask, n_m_holds, n_m_mask, zero_fraction
+
+SEED = 0
+MANIFEST = 'manifest.json'
+
+CNN_EPOCHS, CNN_LR = 12, 2e-3
+FINE_TUNE_EPOCHS, FINE_TUNE_LR = 8, 2e-3
+MLP_EPOCHS, MLP_LR = 30, 2e-3
+
+Log = Callable[[str], None]
+
+
+def file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''):
+            h.update(block)
+    return h.hexdigest()
+
+
+def tensor_specs(values) -> list[dict]:
+    return [
+        {
+            'name': v.name,
+            'dtype': onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type).name,
+            'shape': [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim],
+        }
+        for v in values
+    ]
+
+
+def weight_tensors(model: onnx.ModelProto) -> list[np.ndarray]:
+    """Rank >= 2 initializers: the tensors sparsity is measured over (same rule as the Profile's `actual`)."""
+    return [a for a in (numpy_helper.to_array(i) for i in model.graph.initializer) if a.ndim >= 2]
+
+
+def model_entry(name: str, rel: str, model: onnx.ModelProto, *, family: str, weights: str, framework: str, sparsity: dict) -> dict:
+    ws = weight_tensors(model)
+    kind, n, m = sparsity['kind'], sparsity.get('n'), sparsity.get('m')
+    return {
+        'name': name,
+        'path': rel,
+        'family': family,
+        'framework': framework,
+        'weights': weights,
+        'opset': model.opset_import[0].version,
+        'ir_version': model.ir_version,
+        'inputs': tensor_specs(model.graph.input),
+        'outputs': tensor_specs(model.graph.output),
+        'parameters': int(sum(int(np.prod(i.dims)) for i in model.graph.initializer if i.data_type == onnx.TensorProto.FLOAT)),
+        'sparsity': {
+            'kind': kind,
+            'target': sparsity.get('target'),
+            'n': n,
+            'm': m,
+            'actual': round(zero_fraction(ws), 6),
+            'nm_pattern_holds': all(n_m_holds(w, n, m) for w in ws) if kind == 'n_m' else None,
+        },
+    }
+
+
+class SuiteBuilder:
+    def __init__(self, root: str, log: Log) -> None:
+        self.root = root
+        self.log = log
+        self.files: list[dict] = []
+        self.models: list[dict] = []
+
+    def path(self, rel: str) -> str:
+        full = os.path.join(self.root, rel)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        return full
+
+    def record(self, full: str, quiet: bool = False) -> dict:
+        rel = os.path.relpath(full, self.root).replace(os.sep, '/')
+        entry = {'path': rel, 'sha256': file_sha256(full), 'bytes': os.path.getsize(full)}
+        self.files.append(entry)
+        if not quiet:
+            self.log(f'wrote {rel:38s} {entry["bytes"] / 1024:10.1f} KiB  sha256 {entry["sha256"][:12]}')
+        return entry
+
+    def save_model(self, rel: str, model: onnx.ModelProto) -> str:
+        full = self.path(rel)
+        onnx.save(model, full)
+        self.record(full)
+        return full
+
+
+def accuracy_entry(numpy_top1: float, openvino: dict, samples: int) -> dict:
+    return {
+        'dataset': 'digits test split',
+        'samples': samples,
+        'numpy_top1': round(numpy_top1, 6),
+        'openvino_top1': round(openvino['top1'], 6),
+        'max_abs_logit_diff_vs_numpy': openvino['max_abs_logit_diff_vs_numpy'],
+    }
+
+
+def build_digits_models(b: SuiteBuilder, split: DigitsSplit, ov: OpenVinoChecker) -> None:
+    xtr = DigitsSplit.scaled(split.train_pixels)[:, None]
+    xte = DigitsSplit.scaled(split.test_pixels)[:, None]
+    ytr, yte = split.train_labels, split.test_labels
+
+    dense = nn.init_cnn(np.random.default_rng([SEED, 1]))
+    loss = nn.train(dense, nn.cnn_forward, nn.cnn_backward, xtr, ytr, np.random.default_rng([SEED, 2]), CNN_EPOCHS, CNN_LR)
+    b.log(f'trained digits_cnn: {CNN_EPOCHS} epochs Adam, final train loss {loss:.4f}')
+    dense_training = {'optimizer': 'adam', 'epochs': CNN_EPOCHS, 'lr': CNN_LR, 'batch': 32, 'schedule': 'cosine',
+                      'final_train_loss': round(loss, 6)}
+
+    variants = [
+        ('digits_cnn', None, {'kind': 'dense', 'target': 0.0}),
+        ('digits_cnn_sparse50', lambda w: magnitude_mask(w, 0.5), {'kind': 'unstructured', 'target': 0.5}),
+        ('digits_cnn_sparse80', lambda w: magnitude_mask(w, 0.8), {'kind': 'unstructured', 'target': 0.8}),
+        ('digits_cnn_2of4', lambda w: n_m_mask(w, 2, 4), {'kind': 'n_m', 'target': 0.5, 'n': 2, 'm': 4}),
+    ]
+    for k, (name, make_mask, sparsity) in enumerate(variants):
+        params = {key: v.copy() for key, v in dense.items()}
+        training = dict(dense_training)
+        if make_mask is not None:
+            masks = {key: make_mask(params[key]) for key in nn.CNN_WEIGHTS}
+            for key, mask in masks.items():
+                params[key] *= mask
+            pruned_acc = nn.accuracy(nn.cnn_forward(params, xte), yte)
+            loss = nn.train(params, nn.cnn_forward, nn.cnn_backward, xtr, ytr, np.random.default_rng([SEED, 10 + k]),
+                            FINE_TUNE_EPOCHS, FINE_TUNE_LR, masks=masks)
+            training['fine_tune'] = {'from': 'digits_cnn', 'epochs': FINE_TUNE_EPOCHS, 'lr': FINE_TUNE_LR, 'mask': 'held',
+                                     'top1_after_pruning_before_fine_tune': round(pruned_acc, 6),
+                                     'final_train_loss': round(loss, 6)}
+            b.log(f'pruned {name}: top1 {pruned_acc:.4f} right after pruning, fine-tuned {FINE_TUNE_EPOCHS} epochs, loss {loss:.4f}')
+        logits = nn.cnn_forward(params, xte)
+        acc = nn.accuracy(logits, yte)
+        doc = (f'PBH bundled suite: {name}, CNN trained in numpy on scikit-learn load_digits (stratified split, seed {SEED}, '
+               f'test size {TEST_SIZE}); input = pixel/16 [N,1,8,8]. Sparsity: {json.dumps(sparsity)}.')
+        model = cnn_to_onnx(params, doc, {'pbh.weights': 'trained', 'pbh.sparsity': json.dumps(sparsity),
+                                          'pbh.test_top1': f'{acc:.6f}'})
+        rel = f'models/{name}.onnx'
+        full = b.save_model(rel, model)
+        checked_ov = ov.check_trained(full, xte, yte, logits)
+        entry = model_entry(name, rel, model, family='cnn', weights='trained', framework='numpy', sparsity=sparsity)
+        entry['training'] = training
+        entry['accuracy'] = accuracy_entry(acc, checked_ov, len(yte))
+        b.models.append(entry)
+        b.log(f'  {name}: top1 numpy {acc:.4f}, openvino {checked_ov["top1"]:.4f} (max |logit diff| '
+              f'{checked_ov["max_abs_logit_diff_vs_numpy"]:.1e}), zeros {entry["sparsity"]["actual"]:.3f}'
+              + (f', 2:4 holds {entry["sparsity"]["nm_pattern_holds"]}' if sparsity['kind'] == 'n_m' else ''))
+
+    mlp = nn.init_mlp(np.random.default_rng([SEED, 3]))
+    xtr_flat, xte_flat = xtr.reshape(len(xtr), -1), xte.reshape(len(xte), -1)
+    loss = nn.train(mlp, nn.mlp_forward, nn.mlp_backward, xtr_flat, ytr, np.random.default_rng([SEED, 4]), MLP_EPOCHS, MLP_LR)
+    logits = nn.mlp_forward(mlp, xte_flat)
+    acc = nn.accuracy(logits, yte)
+    model = mlp_to_onnx(mlp, 'PBH bundled suite: digits_mlp (64-128-10) trained in numpy on load_digits; input = pixel/16 [N,64].',
+                        {'pbh.weights': 'trained', 'pbh.test_top1': f'{acc:.6f}'})
+    full = b.save_model('models/digits_mlp.onnx', model)
+    checked_ov = ov.check_trained(full, xte_flat, yte, logits)
+    entry = model_entry('digits_mlp', 'models/digits_mlp.onnx', model, family='mlp', weights='trained', framework='numpy',
+                        sparsity={'kind': 'dense', 'target': 0.0})
+    entry['training'] = {'optimizer': 'adam', 'epochs': MLP_EPOCHS, 'lr': MLP_LR, 'batch': 32, 'schedule': 'cosine',
+                         'final_train_loss': round(loss, 6)}
+    entry['accuracy'] = accuracy_entry(acc, checked_ov, len(yte))
+    b.models.append(entry)
+    b.log(f'  digits_mlp: top1 numpy {acc:.4f}, openvino {checked_ov["top1"]:.4f}')
+
+
+def build_light_models(b: SuiteBuilder, ov: OpenVinoChecker, vision_x: np.ndarray) -> None:
+    for k, name in enumerate(('resnet50', 'squeezenet')):
+        model = realize_light_model(name, seed=100 + k)
+        rel = f'models/{name}.onnx'
+        full = b.save_model(rel, model)
+        check = ov.check_random(full, vision_x[:4])
+        entry = model_entry(name, rel, model, family='cnn', weights='random', framework='onnx-light-model',
+                            sparsity={'kind': 'dense', 'target': 0.0})
+        entry['random_init'] = {'seed': 100 + k, 'conv_gemm_weights': 'he-normal', 'biases': 0.0,
+                                'batchnorm': {'scale': 1.0, 'bias': 0.0, 'mean': 0.0, 'var': 1.0,
+                                              'residual_branch_last_scale': RESIDUAL_BRANCH_SCALE}}
+        entry['openvino_check'] = check
+        b.models.append(entry)
+        b.log(f'  {name}: openvino batch {check["batches"]} finite, output {check["output_shape"]}, '
+              f'max std across inputs {check["max_std_across_inputs"]:.2e}')
+
+
+def build_datasets(b: SuiteBuilder, split: DigitsSplit, vision_x: np.ndarray) -> dict:
+    images = write_digits_folder(os.path.join(b.root, 'data', 'digits'), split.test_pixels, split.test_labels)
+    for path in images[:-1]:
+        b.record(path, quiet=True)
+    b.log(f'wrote data/digits/images/*.png ({len(images) - 1} 8x8 greyscale PNGs)')
+    b.record(images[-1])
+    xte = DigitsSplit.scaled(split.test_pixels)
+    np.save(b.path('data/digits_x.npy'), xte[:, None])
+    b.record(b.path('data/digits_x.npy'))
+    np.save(b.path('data/digits_y.npy'), split.test_labels.astype(np.int64))
+    b.record(b.path('data/digits_y.npy'))
+    write_digits_csv(b.path('data/digits.csv'), xte, split.test_labels)
+    b.record(b.path('data/digits.csv'))
+    np.save(b.path('data/vision_x.npy'), vision_x)
+    b.record(b.path('data/vision_x.npy'))
+    return {
+        'digits': {
+            'source': 'sklearn.datasets.load_digits',
+            'split': {'test_size': TEST_SIZE, 'stratified': True, 'random_state': SEED, 'part': 'test'},
+            'samples': int(len(split.test_labels)),
+            'train_samples': int(len(split.train_labels)),
+            'classes': 10,
+            'image_folder': 'data/digits',
+            'png_value': 'round(pixel * 255 / 16), pixel in 0..16',
+            'npy': {'x': 'data/digits_x.npy', 'y': 'data/digits_y.npy', 'x_value': 'pixel / 16'},
+            'csv': 'data/digits.csv',
+        },
+        'vision': {'path': 'data/vision_x.npy', 'shape': list(vision_x.shape), 'dtype': 'float32',
+                   'distribution': 'standard normal', 'seed': SEED, 'labels': None},
+    }
+
+
+def build(root: str, stamp: str, log: Log) -> None:
+    b = SuiteBuilder(root, log)
+    split = digits_split(SEED)
+    log(f'digits split: {len(split.train_labels)} train / {len(split.test_labels)} test')
+    ov = OpenVinoChecker()
+    build_digits_models(b, split, ov)
+    vision_x = synthetic_vision_inputs(SEED)
+    build_light_models(b, ov, vision_x)
+    datasets = build_datasets(b, split, vision_x)
+    manifest = {
+        'generator': {
+            'script': 'python/generate_suite.py',
+            'source_sha256': stamp,
+            'seed': SEED,
+            'versions': {'python': sys.version.split()[0], 'numpy': np.__version__, 'onnx': onnx.__version__,
+                         'scikit-learn': sklearn.__version__, 'openvino': ov.version},
+        },
+        'models': b.models,
+        'datasets': datasets,
+        'files': b.files,
+    }
+    with open(os.path.join(root, MANIFEST), 'w') as f:
+        json.dump(manifest, f, indent=2)
+        f.write('\n')
+    log(f'wrote {MANIFEST} ({len(b.files)} files, {len(b.models)} models)')

@@ -1,0 +1,52 @@
+"""Run exported ONNX files through OpenVINO (CPU) so export bugs surface at generation time, not in a benchmark."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class OpenVinoChecker:
+    def __init__(self) -> None:
+        import openvino as ov  # imported lazily: the slowest import of the generator
+
+        self._core = ov.Core()
+        self.version = ov.__version__
+
+    def run(self, path: str, batch: np.ndarray) -> np.ndarray:
+        compiled = self._core.compile_model(self._core.read_model(path), 'CPU')
+        return np.asarray(compiled({compiled.input(0): batch})[compiled.output(0)])
+
+    def check_trained(self, path: str, x: np.ndarray, y: np.ndarray, numpy_logits: np.ndarray) -> dict:
+        """Top-1 of the ONNX file under OpenVINO on the whole test split, and its largest deviation from the numpy logits."""
+        logits = self.run(path, x)
+        if logits.shape != numpy_logits.shape:
+            raise AssertionError(f'{path}: OpenVINO output shape {logits.shape} != numpy {numpy_logits.shape}')
+        max_diff = float(np.abs(logits - numpy_logits).max())
+        if not np.isfinite(logits).all() or max_diff > 1e-3:
+            raise AssertionError(
+                f'{path}: OpenVINO logits differ from the numpy forward pass by {max_diff:.3g} (> 1e-3); '
+                'the ONNX export does not match the trained network'
+            )
+        return {'top1': float((logits.argmax(axis=1) == y).mean()), 'max_abs_logit_diff_vs_numpy': max_diff}
+
+    def check_random(self, path: str, inputs: np.ndarray, batches: tuple[int, ...] = (1, 4)) -> dict:
+        """Outputs must be finite, batch-size independent, and differ between different inputs."""
+        results = {}
+        outs = {b: self.run(path, inputs[:b]) for b in batches}
+        for b, out in outs.items():
+            if not np.isfinite(out).all():
+                raise AssertionError(f'{path}: OpenVINO output at batch {b} has non-finite values')
+            results[b] = out
+        big = max(batches)
+        spread = float(results[big].reshape(big, -1).std(axis=0).max())
+        if spread == 0.0:
+            raise AssertionError(f'{path}: outputs are identical for {big} different inputs; the random weights are degenerate')
+        consistency = float(np.abs(results[1][0] - results[big][0]).max())
+        if consistency > 1e-4:
+            raise AssertionError(f'{path}: sample 0 gives different outputs at batch 1 and batch {big} (max diff {consistency:.3g})')
+        return {
+            'batches': list(batches),
+            'output_shape': list(results[big].shape),
+            'max_std_across_inputs': spread,
+            'max_abs_diff_batch1_vs_batch': consistency,
+        }
