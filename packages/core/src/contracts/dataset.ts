@@ -1,10 +1,18 @@
 import type { Labels } from './scorer.js';
-import type { TensorMap } from './tensor.js';
+import type { Tensor, TensorMap } from './tensor.js';
 
-/** A decoded sample source; preprocessors turn raw samples into model-ready batches. */
+/** One decoded image, HWC, values as stored (0..255 for 8-bit files). Images in a folder may differ in size. */
+export interface Image {
+  data: Float32Array;
+  height: number;
+  width: number;
+  channels: number;
+}
+
+/** A slice of a dataset before preprocessing: tensors with samples on axis 0, or decoded images. */
 export interface RawBatch {
-  /** One entry per dataset input; images are HWC uint8/float32 per sample before preprocessing. */
   inputs: TensorMap;
+  images?: Image[];
   labels?: Labels;
   count: number;
 }
@@ -16,11 +24,12 @@ export interface Dataset {
   size: number;
   inputNames: string[];
   hasLabels: boolean;
-  /** Samples [start, start+count) as one raw batch. */
-  read(start: number, count: number): Promise<RawBatch>;
+  /** Samples [start, start+count) as one raw batch; data is resident, so this is cheap and synchronous. */
+  read(start: number, count: number): RawBatch;
 }
 
+/** Turns a raw batch into the model's input tensor; built from the config's preprocess steps. */
 export interface Preprocessor {
-  name: string;
-  apply(batch: RawBatch): RawBatch;
+  describe(): string[];
+  apply(batch: RawBatch): Tensor;
 }

@@ -6,6 +6,8 @@ export interface MetricContext {
   sampleRssBytes(): Promise<number>;
   /** Reads user+system CPU time of that process in microseconds. */
   cpuTimeUs(): Promise<number>;
+  /** What the session recorded so far: per-batch predict latencies (ns) and samples processed. */
+  recorded(): { predictNs: ArrayLike<number>; samples: number };
 }
 
 export interface MetricValue {

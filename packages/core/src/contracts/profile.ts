@@ -20,9 +20,11 @@ export type Stats = z.infer<typeof StatsSchema>;
 export const BoundarySchema = z.enum(['engine', 'predict', 'end_to_end', 'model_only']);
 export type Boundary = z.infer<typeof BoundarySchema>;
 
+export const DTypeSchema = z.enum(['float32', 'float64', 'float16', 'int8', 'uint8', 'int32', 'int64', 'bool']);
+
 export const TensorSpecSchema = z.object({
   name: z.string(),
-  dtype: z.string(),
+  dtype: DTypeSchema,
   shape: z.array(z.union([z.number(), z.string(), z.null()])),
 });
 
@@ -62,7 +64,7 @@ export const SessionResultSchema = z.object({
   samples: z.number().int(),
   wall_ns: z.number(),
   throughput_sps: z.number(),
-  latency: z.record(BoundarySchema, StatsSchema),
+  latency: z.partialRecord(BoundarySchema, StatsSchema),
   metrics: z.record(z.string(), z.number()),
 });
 export type SessionResult = z.infer<typeof SessionResultSchema>;
@@ -156,7 +158,7 @@ export const ProfileSchema = z.object({
     })
     .nullable(),
   throughput: StatsSchema.nullable(),
-  latency: z.record(BoundarySchema, StatsSchema),
+  latency: z.partialRecord(BoundarySchema, StatsSchema),
   metrics: z.record(z.string(), z.number()),
   scores: z.array(ScoreRowSchema),
   achieved_flops: z.number().nullable(),

@@ -1,0 +1,74 @@
+import { access, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { ensureVenv } from '../../worker/venv.js';
+import { DEFAULT_DB, EXIT, type Command } from '../command.js';
+import { probeEngines } from './engines.js';
+
+type Check = { name: string; ok: boolean; detail: string; fix?: string };
+
+const NODE_MIN: [number, number] = [20, 19];
+const PYTHON_MODULES = ['numpy', 'onnx', 'sklearn', 'openvino', 'tvm'];
+
+function nodeCheck(): Check {
+  const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+  const ok = major > NODE_MIN[0] || (major === NODE_MIN[0] && minor >= NODE_MIN[1]);
+  return { name: 'node', ok, detail: `Node.js ${process.versions.node} (need >= ${NODE_MIN.join('.')})`, fix: ok ? undefined : 'install Node.js 20.19 or newer' };
+}
+
+async function duckdbCheck(): Promise<Check> {
+  try {
+    const instance = await DuckDBInstance.create(':memory:');
+    const conn = await instance.connect();
+    const reader = await conn.runAndReadAll('SELECT version() AS v');
+    const v = String(reader.getRowObjects()[0]?.v);
+    conn.closeSync();
+    return { name: 'duckdb', ok: true, detail: `@duckdb/node-api with DuckDB ${v}` };
+  } catch (e) {
+    return { name: 'duckdb', ok: false, detail: (e as Error).message, fix: 'npm ci' };
+  }
+}
+
+async function resultsCheck(): Promise<Check> {
+  const dir = path.dirname(DEFAULT_DB);
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir);
+    return { name: 'results', ok: true, detail: `${dir}/ is writable (default database ${DEFAULT_DB})` };
+  } catch (e) {
+    return { name: 'results', ok: false, detail: `${dir}/: ${(e as Error).message}`, fix: `create ${dir}/ or pass --db to pbh run` };
+  }
+}
+
+export const doctorCommand: Command = {
+  name: 'doctor',
+  summary: 'check Node, DuckDB, the Python venv and every engine; --fix creates the venv',
+  usage: 'pbh doctor [--fix]',
+  help: `
+Checks what PBH needs and prints, for every problem, the one command that fixes it.
+The native runtimes (OpenVINO, TVM) live in a project-managed Python venv (.venv) created from python/requirements.txt.
+
+Options:
+  --fix   create .venv and install python/requirements.txt when something is missing`,
+  options: { fix: { type: 'boolean' } },
+  async run({ values }) {
+    const venv = await ensureVenv({ fix: values.fix === true, modules: PYTHON_MODULES });
+    const checks: Check[] = [
+      nodeCheck(),
+      await duckdbCheck(),
+      await resultsCheck(),
+      { name: 'python venv', ok: venv.ok, detail: venv.ok ? `${venv.python} has ${PYTHON_MODULES.join(', ')}` : venv.missing.join('; '), fix: venv.ok ? undefined : venv.fix },
+    ];
+    const { engines, failures } = await probeEngines();
+    for (const e of engines) {
+      const a = e.availability;
+      checks.push(a.available ? { name: `engine ${e.name}`, ok: true, detail: `${a.version} (${a.devices.join(', ')})` } : { name: `engine ${e.name}`, ok: false, detail: a.reason, fix: a.fix });
+    }
+    for (const f of failures) checks.push({ name: f.pkg, ok: false, detail: f.error, fix: 'npm ci && npm run build' });
+    for (const c of checks) {
+      process.stdout.write(`${c.ok ? 'ok  ' : 'FAIL'}  ${c.name.padEnd(20)} ${c.detail}\n`);
+      if (c.fix) process.stdout.write(`      ${''.padEnd(20)} fix: ${c.fix}\n`);
+    }
+    return checks.every((c) => c.ok) ? EXIT.ok : EXIT.partial;
+  },
+};

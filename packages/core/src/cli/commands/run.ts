@@ -1,0 +1,51 @@
+import path from 'node:path';
+import { loadExperiment } from '../../config/load.js';
+import { createProgress } from '../../harness/progress.js';
+import { formatSummary } from '../../harness/summary-table.js';
+import { runSweep } from '../../harness/sweep.js';
+import { DEFAULT_DB, EXIT, UsageError, type Command } from '../command.js';
+
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'run a sweep from an experiment config and store one Profile per cell',
+  usage: 'pbh run CONFIG [--db PATH] [--resume] [--only KEY[,KEY...]]',
+  help: `
+Runs every (model x engine x batch size) cell of CONFIG (YAML or JSON; see \`pbh schema\`) through the unified loop:
+compile outside the tracker, warmup, repeated sessions, scoring outside the timed region. Each cell's Profile is
+written to the database in its own transaction as soon as it is measured; failures become failed Profiles.
+
+Options:
+  --db PATH      database file (default ${DEFAULT_DB})
+  --resume       skip cells already stored with status ok (same cell key) in this database
+  --only KEYS    run only these cell keys (every Profile's reproduce command uses this)
+
+Exit code 0 when every cell is ok or skipped, 1 when any failed, timed out or gave invalid output, 130 on Ctrl-C.`,
+  options: { db: { type: 'string' }, resume: { type: 'boolean' }, only: { type: 'string' } },
+  async run({ values, positionals }) {
+    const file = positionals[0];
+    if (!file) throw new UsageError('pbh run needs a config file, e.g. pbh run configs/digits.yaml');
+    const loaded = await loadExperiment(file);
+    const dbPath = (values.db as string | undefined) ?? DEFAULT_DB;
+    const prefix = ['npx', 'pbh', 'run', shellQuote(path.relative(process.cwd(), path.resolve(file)) || file), '--db', shellQuote(dbPath)].join(' ');
+    const result = await runSweep({
+      loaded,
+      dbPath,
+      resume: values.resume === true,
+      only: typeof values.only === 'string' ? values.only.split(',').map((s) => s.trim()) : undefined,
+      progress: createProgress(),
+      commandPrefix: prefix,
+    });
+    if (result.profiles.length > 0) process.stdout.write(`\n${formatSummary(result.profiles)}\n`);
+    const counts = result.profiles.reduce<Record<string, number>>((acc, p) => ({ ...acc, [p.status]: (acc[p.status] ?? 0) + 1 }), {});
+    const parts = Object.entries(counts).map(([k, v]) => `${v} ${k}`);
+    if (result.skippedByResume) parts.push(`${result.skippedByResume} already stored (--resume)`);
+    process.stdout.write(`\nrun ${result.runId}: ${parts.join(', ') || 'nothing to do'}; stored in ${dbPath}\n`);
+    if (result.interrupted) return EXIT.interrupted;
+    const bad = result.profiles.some((p) => p.status === 'failed' || p.status === 'timeout' || p.status === 'invalid_output');
+    return bad ? EXIT.partial : EXIT.ok;
+  },
+};

@@ -1,0 +1,49 @@
+import { CellTimeoutError, InterruptedError } from './errors.js';
+
+/** Bounds every await of a cell by its timeout and by Ctrl-C; the loop also polls check() between batches. */
+export class Deadline {
+  private readonly endsAt: number;
+  private interrupted = false;
+  private readonly waiters = new Set<(e: Error) => void>();
+
+  constructor(
+    private readonly timeoutS: number,
+    readonly label: string,
+  ) {
+    this.endsAt = Date.now() + timeoutS * 1000;
+  }
+
+  interrupt(): void {
+    this.interrupted = true;
+    for (const w of this.waiters) w(new InterruptedError('interrupted by the user (SIGINT) while this cell was running'));
+  }
+
+  private failure(): Error | undefined {
+    if (this.interrupted) return new InterruptedError('interrupted by the user (SIGINT) while this cell was running');
+    if (Date.now() > this.endsAt) return new CellTimeoutError(`${this.label} ran past its timeout of ${this.timeoutS} s (timeout_s in the config)`);
+    return undefined;
+  }
+
+  check(): void {
+    const f = this.failure();
+    if (f) throw f;
+  }
+
+  /** Races a promise against the remaining time; the loser is abandoned, and the caller disposes the engine. */
+  async run<T>(p: Promise<T>): Promise<T> {
+    this.check();
+    let timer: NodeJS.Timeout | undefined;
+    let reject: ((e: Error) => void) | undefined;
+    const guard = new Promise<never>((_, rej) => {
+      reject = rej;
+      this.waiters.add(rej);
+      timer = setTimeout(() => rej(this.failure() ?? new CellTimeoutError(`${this.label} ran past its timeout of ${this.timeoutS} s`)), Math.max(0, this.endsAt - Date.now()) + 1);
+    });
+    try {
+      return await Promise.race([p, guard]);
+    } finally {
+      clearTimeout(timer);
+      if (reject) this.waiters.delete(reject);
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import { access } from 'node:fs/promises';
+import type { ModelFacts } from '../contracts/profile.js';
+import type { ModelConfig } from '../config/schema.js';
+import { analyzeModel, type ModelAnalysis } from '../model/index.js';
+
+export class ModelFileError extends Error {
+  override name = 'ModelFileError';
+}
+
+/** Analyses the ONNX file (once per path per sweep) and joins it with what the config says about the model. */
+export async function modelFacts(model: ModelConfig, resolvedPath: string): Promise<{ facts: ModelFacts; analysis: ModelAnalysis }> {
+  try {
+    await access(resolvedPath);
+  } catch {
+    throw new ModelFileError(`model "${model.name}": file ${resolvedPath} does not exist. Fix models[].path (relative to the config file) or generate it (npm run generate).`);
+  }
+  const a = await analyzeModel(resolvedPath);
+  const declared = model.optimization?.sparsity;
+  const facts: ModelFacts = {
+    name: model.name,
+    family: model.family ?? null,
+    framework: model.framework ?? null,
+    weights: model.weights,
+    path: resolvedPath,
+    sha256: a.sha256,
+    size_bytes: a.sizeBytes,
+    opset: a.opset ?? null,
+    inputs: a.inputs,
+    outputs: a.outputs,
+    parameters: a.parameters,
+    flops_per_sample: a.flopsPerSample ?? null,
+    op_census: a.opCensus,
+    sparsity: {
+      actual: a.sparsity.actual,
+      target: declared?.target ?? null,
+      kind: a.sparsity.kind,
+      n: a.sparsity.n ?? declared?.n ?? null,
+      m: a.sparsity.m ?? declared?.m ?? null,
+      nm_pattern_holds: a.sparsity.nmPatternHolds ?? null,
+    },
+    quantization: model.optimization?.quantization ?? a.quantization ?? null,
+  };
+  return { facts, analysis: a };
+}

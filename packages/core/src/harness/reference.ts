@@ -1,0 +1,76 @@
+import type { Dataset, Preprocessor } from '../contracts/dataset.js';
+import type { PreparedModel } from '../contracts/engine.js';
+import type { ModelFacts } from '../contracts/profile.js';
+import type { TensorMap } from '../contracts/tensor.js';
+import type { ModelConfig } from '../config/schema.js';
+import type { Registry } from '../plugins/registry.js';
+import { concreteSpec } from './fit.js';
+
+export interface ReferenceKey {
+  modelPath: string;
+  model: ModelConfig;
+  batchSize: number;
+  inputName: string;
+  preprocessor: Preprocessor;
+  dataset: Dataset;
+  facts: ModelFacts;
+}
+
+/**
+ * Outputs of the reference engine (default options) per (model, batch size, batch index), computed on demand and
+ * cached for the sweep, so the correctness gate and the agreement scorer never time the reference.
+ */
+export class ReferenceOutputs {
+  private readonly outputs = new Map<string, Map<number, TensorMap>>();
+  private current: { id: string; prepared: PreparedModel } | undefined;
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly engineName: string,
+    private readonly workDir: string,
+    private readonly seed: number,
+  ) {}
+
+  private async preparedFor(key: ReferenceKey, id: string): Promise<PreparedModel> {
+    if (this.current?.id === id) return this.current.prepared;
+    await this.release();
+    const engine = this.registry.engine(this.engineName);
+    const availability = await engine.probe();
+    if (!availability.available) {
+      throw new Error(`reference engine ${this.engineName} is unavailable (${availability.reason}); set reference_engine to an available engine. Fix: ${availability.fix}`);
+    }
+    const first = key.preprocessor.apply(key.dataset.read(0, key.batchSize));
+    const prepared = await engine.prepare({
+      model: { name: key.model.name, path: key.modelPath, workDir: this.workDir },
+      batchSize: key.batchSize,
+      device: 'cpu',
+      options: engine.optionsSchema.parse({}),
+      inputs: key.facts.inputs.map((i) => concreteSpec(i, key.batchSize, i.name === key.inputName ? first : undefined)),
+      seed: this.seed,
+    });
+    this.current = { id, prepared };
+    return prepared;
+  }
+
+  async batch(key: ReferenceKey, index: number): Promise<TensorMap> {
+    const id = `${key.modelPath}\0${key.batchSize}`;
+    let cache = this.outputs.get(id);
+    if (!cache) {
+      cache = new Map();
+      this.outputs.set(id, cache);
+    }
+    const hit = cache.get(index);
+    if (hit) return hit;
+    const prepared = await this.preparedFor(key, id);
+    const x = key.preprocessor.apply(key.dataset.read(index * key.batchSize, key.batchSize));
+    const { outputs } = await prepared.predict({ [key.inputName]: x });
+    cache.set(index, outputs);
+    return outputs;
+  }
+
+  async release(): Promise<void> {
+    const cur = this.current;
+    this.current = undefined;
+    if (cur) await cur.prepared.dispose();
+  }
+}

@@ -1,0 +1,31 @@
+import type { Profile } from '../contracts/profile.js';
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** The end-of-run table: one row per Profile, failures with their reason. */
+export function formatSummary(profiles: Profile[]): string {
+  const rows = profiles.map((p) => {
+    const ms = (b: 'predict' | 'engine' | 'model_only', q: 'p50' | 'p99'): string => {
+      const v = p.latency[b]?.[q];
+      return v === undefined ? '' : (v / 1e6).toFixed(3);
+    };
+    const top1 = p.scores.find((s) => s.metric === 'top1');
+    return [
+      p.model_name,
+      p.engine.name,
+      String(p.workload.batch_size),
+      p.status,
+      p.throughput ? p.throughput.mean.toFixed(1) : '',
+      ms('predict', 'p50'),
+      ms('predict', 'p99'),
+      top1 ? `${(top1.value * 100).toFixed(1)}%` : '',
+      p.metrics.peak_rss_mb !== undefined ? p.metrics.peak_rss_mb.toFixed(0) : '',
+      p.status === 'ok' ? '' : (p.error ?? '').split('\n')[0]!.slice(0, 80),
+    ];
+  });
+  return table(['model', 'engine', 'batch', 'status', 'samples/s', 'p50 ms', 'p99 ms', 'top1', 'rss MiB', 'note'], rows);
+}

@@ -1,0 +1,13 @@
+export * from './contracts/index.js';
+export * from './config/index.js';
+export * from './stats/index.js';
+export * from './dataset/index.js';
+export * from './scorers/index.js';
+export * from './metrics/index.js';
+export * from './system/index.js';
+export * from './plugins/index.js';
+export * from './harness/index.js';
+export * from './model/index.js';
+export * from './store/index.js';
+export * from './worker/index.js';
+export { HARNESS_VERSION } from './version.js';

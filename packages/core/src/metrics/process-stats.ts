@@ -1,0 +1,22 @@
+import { readFile } from 'node:fs/promises';
+
+const CLOCK_TICKS_PER_SEC = 100;
+
+/** RSS in bytes of any process, from /proc/PID/status (Linux); the harness itself uses process.memoryUsage. */
+export async function rssBytes(pid: number): Promise<number> {
+  if (pid === process.pid) return process.memoryUsage.rss();
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
+  return kb ? Number(kb) * 1024 : NaN;
+}
+
+/** user+system CPU time in µs of any process; /proc/PID/stat counts in clock ticks (USER_HZ, 100 on Linux). */
+export async function cpuTimeUs(pid: number): Promise<number> {
+  if (pid === process.pid) {
+    const u = process.cpuUsage();
+    return u.user + u.system;
+  }
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC) * 1e6;
+}

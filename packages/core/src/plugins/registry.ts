@@ -1,0 +1,118 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import type { Engine } from '../contracts/engine.js';
+import type { Metric } from '../contracts/metric.js';
+import type { Plugin } from '../contracts/plugin.js';
+import type { Scorer } from '../contracts/scorer.js';
+import { didYouMean } from '../config/suggest.js';
+import { builtinMetrics } from '../metrics/index.js';
+import { builtinScorers } from '../scorers/index.js';
+
+/** Engine packages PBH looks for when the config names none; absent ones are simply not installed. */
+export const KNOWN_ENGINE_PACKAGES = ['@pbh/engine-onnx', '@pbh/engine-openvino', '@pbh/engine-tvm', '@pbh/engine-tensorrt'];
+
+const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function');
+const PluginShape = z.object({
+  name: z.string().min(1),
+  engines: z.array(z.object({ name: z.string().min(1), probe: fn, prepare: fn, optionsSchema: z.custom((v) => typeof (v as { safeParse?: unknown })?.safeParse === 'function') }).passthrough()).optional(),
+  scorers: z.array(z.object({ name: z.string().min(1), score: fn, reduce: fn }).passthrough()).optional(),
+  metrics: z.array(z.object({ name: z.string().min(1), start: fn, stop: fn }).passthrough()).optional(),
+});
+
+export class UnknownNameError extends Error {
+  override name = 'UnknownNameError';
+}
+
+export class Registry {
+  readonly engines = new Map<string, Engine>();
+  readonly scorers = new Map<string, Scorer>();
+  readonly metrics = new Map<string, Metric>();
+  readonly plugins: string[] = [];
+  readonly failures: { pkg: string; error: string }[] = [];
+
+  add(plugin: Plugin): void {
+    this.plugins.push(plugin.name);
+    for (const e of plugin.engines ?? []) this.engines.set(e.name, e);
+    for (const s of plugin.scorers ?? []) this.scorers.set(s.name, s);
+    for (const m of plugin.metrics ?? []) this.metrics.set(m.name, m);
+  }
+
+  private pick<T>(kind: string, map: Map<string, T>, name: string): T {
+    const found = map.get(name);
+    if (found) return found;
+    const installed = [...map.keys()];
+    const hint = didYouMean(name, installed);
+    throw new UnknownNameError(
+      `unknown ${kind} "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}. Installed ${kind}s: ${installed.join(', ') || 'none'}.` +
+        (kind === 'engine' ? ' Install the engine package (e.g. @pbh/engine-<name>) or list it under `plugins:` in the config.' : ''),
+    );
+  }
+
+  engine(name: string): Engine {
+    return this.pick('engine', this.engines, name);
+  }
+  scorer(name: string): Scorer {
+    return this.pick('scorer', this.scorers, name);
+  }
+  metric(name: string): Metric {
+    return this.pick('metric', this.metrics, name);
+  }
+}
+
+function isNotInstalled(e: unknown, pkg: string): boolean {
+  const err = e as NodeJS.ErrnoException;
+  return (err.code === 'MODULE_NOT_FOUND' || err.code === 'ERR_MODULE_NOT_FOUND') && String(err.message).includes(pkg);
+}
+
+/** Resolve from the user's project first (third-party plugins live there), then from core's own install. */
+async function importPlugin(pkg: string): Promise<unknown> {
+  const bases = [path.join(process.cwd(), 'package.json'), import.meta.url];
+  let lastError: unknown;
+  for (const base of bases) {
+    try {
+      const resolved = createRequire(base).resolve(pkg);
+      return (await import(pathToFileURL(resolved).href)) as unknown;
+    } catch (e) {
+      lastError = e;
+      if (!isNotInstalled(e, pkg)) throw e;
+    }
+  }
+  throw lastError;
+}
+
+export async function loadPlugin(pkg: string): Promise<Plugin> {
+  const mod = (await importPlugin(pkg)) as { default?: unknown };
+  const parsed = PluginShape.safeParse(mod.default);
+  if (!parsed.success) {
+    throw new Error(
+      `package ${pkg} is not a PBH plugin: its default export must be definePlugin({ name, engines?, scorers?, metrics? }) (${parsed.error.issues
+        .map((i) => `${i.path.join('.') || 'default'}: ${i.message}`)
+        .join('; ')})`,
+    );
+  }
+  return mod.default as Plugin;
+}
+
+/** Built-ins plus every known engine package that is installed plus the config's extra plugins (which must load). */
+export async function createRegistry(extra: string[] = []): Promise<Registry> {
+  const registry = new Registry();
+  registry.add({ name: '@pbh/core', scorers: builtinScorers, metrics: builtinMetrics });
+  for (const pkg of KNOWN_ENGINE_PACKAGES.filter((p) => !extra.includes(p))) {
+    try {
+      registry.add(await loadPlugin(pkg));
+    } catch (e) {
+      if (!isNotInstalled(e, pkg)) registry.failures.push({ pkg, error: (e as Error).message });
+    }
+  }
+  for (const pkg of extra) {
+    try {
+      registry.add(await loadPlugin(pkg));
+    } catch (e) {
+      if (isNotInstalled(e, pkg)) throw new Error(`plugin package ${pkg} (listed under plugins:) is not installed; run npm install ${pkg}`);
+      throw e;
+    }
+  }
+  return registry;
+}

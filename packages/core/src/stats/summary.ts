@@ -1,0 +1,57 @@
+import type { Stats } from '../contracts/profile.js';
+
+/** Two-sided 95% Student-t critical values for df = 1..30; beyond that the normal 1.96 is within 2%. */
+const T95 = [
+  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101,
+  2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
+
+export function tCritical95(df: number): number {
+  if (df < 1) return NaN;
+  return T95[df - 1] ?? 1.96;
+}
+
+/** Percentile by linear interpolation between closest ranks (numpy's default, "linear"); `sorted` ascending. */
+export function percentile(sorted: ArrayLike<number>, q: number): number {
+  const n = sorted.length;
+  if (n === 0) return NaN;
+  const pos = (n - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.min(lo + 1, n - 1);
+  const frac = pos - lo;
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * frac;
+}
+
+/**
+ * Summary statistics. Variance is the sample variance (n-1); the 95% CI is for the mean, Student-t.
+ * With n = 1 the spread is 0 and the CI collapses to the value, which is what a single session honestly supports.
+ */
+export function summarize(values: ArrayLike<number>): Stats {
+  const n = values.length;
+  if (n === 0) {
+    return { n: 0, mean: NaN, std: NaN, variance: NaN, min: NaN, p50: NaN, p90: NaN, p95: NaN, p99: NaN, max: NaN, ci95_low: NaN, ci95_high: NaN };
+  }
+  const sorted = Float64Array.from(values).sort();
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += sorted[i]!;
+  const mean = sum / n;
+  let sq = 0;
+  for (let i = 0; i < n; i++) sq += (sorted[i]! - mean) ** 2;
+  const variance = n > 1 ? sq / (n - 1) : 0;
+  const std = Math.sqrt(variance);
+  const half = n > 1 ? (tCritical95(n - 1) * std) / Math.sqrt(n) : 0;
+  return {
+    n,
+    mean,
+    std,
+    variance,
+    min: sorted[0]!,
+    p50: percentile(sorted, 0.5),
+    p90: percentile(sorted, 0.9),
+    p95: percentile(sorted, 0.95),
+    p99: percentile(sorted, 0.99),
+    max: sorted[n - 1]!,
+    ci95_low: mean - half,
+    ci95_high: mean + half,
+  };
+}

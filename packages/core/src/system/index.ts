@@ -1,0 +1,2 @@
+export * from './info.js';
+export * from './peak.js';

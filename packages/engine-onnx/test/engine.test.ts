@@ -1,0 +1,93 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDataset, type PreparedModel } from '@pbh/core';
+import plugin, { onnxRuntimeEngine } from '../src/index.js';
+import { suiteData, suiteModel } from '../../../test/suite.js';
+
+let workDir: string;
+beforeAll(async () => {
+  workDir = await mkdtemp(path.join(os.tmpdir(), 'pbh-ort-'));
+});
+afterAll(async () => {
+  await rm(workDir, { recursive: true, force: true });
+});
+
+async function prepare(batchSize: number, options: Record<string, unknown> = {}): Promise<PreparedModel> {
+  return onnxRuntimeEngine.prepare({
+    model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir },
+    batchSize,
+    device: 'cpu',
+    options: onnxRuntimeEngine.optionsSchema.parse(options),
+    inputs: [],
+    seed: 0,
+  });
+}
+
+describe('@pbh/engine-onnx', () => {
+  it('is a plugin with one available engine and a version', async () => {
+    expect(plugin.name).toBe('@pbh/engine-onnx');
+    const a = await onnxRuntimeEngine.probe();
+    expect(a.available).toBe(true);
+    if (a.available) {
+      expect(a.version).toBe(ort.env.versions.common);
+      expect(a.devices).toContain('cpu');
+    }
+  });
+
+  it('predicts the same logits as a bare onnxruntime session and reports engine time', async () => {
+    const ds = await loadDataset({ kind: 'npy', inputs: { input: suiteData('digits_x.npy') }, labels: suiteData('digits_y.npy') }, '/');
+    const batch = ds.read(0, 8);
+    const x = batch.inputs.input!;
+    const model = await prepare(8, { intraOpNumThreads: 1 });
+    try {
+      expect(model.inputs[0]).toMatchObject({ name: 'input', dtype: 'float32' });
+      expect(model.compileMs).toBeGreaterThan(0);
+      const r = await model.predict({ input: x });
+      const bare = await ort.InferenceSession.create(suiteModel('digits_cnn'));
+      const expected = await bare.run({ input: new ort.Tensor('float32', x.data as Float32Array, x.dims) });
+      await bare.release();
+      expect(r.outputs.logits!.dims).toEqual([8, 10]);
+      expect(Array.from(r.outputs.logits!.data as Float32Array)).toEqual(Array.from(expected.logits!.data as Float32Array));
+      expect(r.engineNs).toBeGreaterThan(0n);
+      // The trained CNN should get most of the first batch right: a sanity check that inputs are fed correctly.
+      const logits = r.outputs.logits!.data as Float32Array;
+      let correct = 0;
+      for (let i = 0; i < 8; i++) {
+        const row = Array.from(logits.subarray(i * 10, i * 10 + 10));
+        if (row.indexOf(Math.max(...row)) === batch.labels!.classes![i]) correct++;
+      }
+      expect(correct).toBeGreaterThanOrEqual(6);
+    } finally {
+      await model.dispose();
+    }
+  });
+
+  it("maps onnxruntime's own profiler output to per-node timings", async () => {
+    const ds = await loadDataset({ kind: 'npy', inputs: { input: suiteData('digits_x.npy') } }, '/');
+    const model = await prepare(4);
+    try {
+      const layers = await model.layerProfile!({ input: ds.read(0, 4).inputs.input! }, 5);
+      expect(layers.length).toBeGreaterThanOrEqual(4);
+      const ops = new Set(layers.map((l) => l.opType));
+      expect(ops.has('Conv') || ops.has('FusedConv')).toBe(true);
+      expect(layers.every((l) => l.meanNs > 0 && l.calls >= 1 && l.name.length > 0)).toBe(true);
+      expect(layers[0]!.meanNs).toBeGreaterThanOrEqual(layers.at(-1)!.meanNs);
+    } finally {
+      await model.dispose();
+    }
+  });
+
+  it('rejects a file that is not ONNX with onnxruntime\'s reason', async () => {
+    await expect(
+      onnxRuntimeEngine.prepare({ model: { name: 'x', path: suiteData('digits.csv'), workDir }, batchSize: 1, device: 'cpu', options: onnxRuntimeEngine.optionsSchema.parse({}), inputs: [], seed: 0 }),
+    ).rejects.toThrow(/onnxruntime cannot load .*digits\.csv/);
+  });
+
+  it('validates options strictly', () => {
+    expect(onnxRuntimeEngine.optionsSchema.safeParse({ intraOpThreads: 2 }).success).toBe(false);
+    expect(onnxRuntimeEngine.optionsSchema.safeParse({ graphOptimizationLevel: 'max' }).success).toBe(false);
+  });
+});

@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// `npm run demo`: installs what is missing, builds, generates the bundled suite, runs it on every available
+// engine into results/pbh.duckdb, prints the leaderboard and an example query. Plain Node: runs before any install.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const db = process.env.PBH_DB ?? 'results/pbh.duckdb';
+const started = Date.now();
+
+function step(title, cmd, args, { allowFail = false } = {}) {
+  process.stdout.write(`\n== ${title}\n$ ${[cmd, ...args].join(' ')}\n`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0 && !allowFail) {
+    process.stderr.write(`demo: "${title}" failed (exit ${r.status ?? r.signal}). Fix the error above and run npm run demo again.\n`);
+    process.exit(r.status ?? 1);
+  }
+  return r.status;
+}
+
+const pbh = (...args) => ['node', [path.join('packages', 'core', 'dist', 'cli', 'main.js'), ...args]];
+
+if (!existsSync(path.join(root, 'node_modules', '.package-lock.json'))) step('install npm dependencies', 'npm', ['ci']);
+step('build', 'npx', ['nx', 'run-many', '-t', 'build', '--output-style=static']);
+step('python runtimes (.venv)', ...pbh('doctor', '--fix'), { allowFail: true });
+const measureStart = Date.now();
+step('generate the bundled suite', path.join('.venv', 'bin', 'python'), [path.join('python', 'generate_suite.py')]);
+// Cells that fail are recorded as failed Profiles and shown in the summary; the demo goes on.
+step('run configs/digits.yaml', ...pbh('run', 'configs/digits.yaml', '--db', db), { allowFail: true });
+step('run configs/vision.yaml', ...pbh('run', 'configs/vision.yaml', '--db', db), { allowFail: true });
+step('leaderboard', ...pbh('query', 'SELECT model, engine, batch_size, round(throughput_sps, 1) AS samples_per_s, round(p50_ms, 3) AS p50_ms, round(p99_ms, 3) AS p99_ms, round(top1 * 100, 1) AS top1_pct FROM leaderboard ORDER BY model, batch_size, samples_per_s DESC', '--db', db));
+if (existsSync(path.join(root, 'site', 'package.json'))) step('site', ...pbh('site', 'build', '--db', db), { allowFail: true });
+const secs = (ms) => `${Math.round(ms / 1000)} s`;
+process.stdout.write(`
+Demo done in ${secs(Date.now() - started)} (suite + runs: ${secs(Date.now() - measureStart)}). Profiles are in ${db}.
+Try:
+  npx pbh query "SELECT model, engine, batch_size, throughput_sps, p50_ms FROM leaderboard" --db ${db}
+  npx pbh query "SELECT model_name, engine_name, status, error FROM profiles WHERE status <> 'ok'" --db ${db}
+`);

@@ -1,0 +1,130 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
+import { suiteData, suiteModel } from './suite.js';
+
+let dir: string;
+let db: string;
+
+const digitsNpy = { kind: 'npy', inputs: { input: suiteData('digits_x.npy') }, labels: suiteData('digits_y.npy'), limit: 64 };
+
+beforeAll(async () => {
+  dir = await tempDir();
+  db = path.join(dir, 'results', 'pbh.duckdb');
+});
+
+describe('pbh run, end to end on ONNX Runtime', () => {
+  it('measures, scores and stores Profiles a user can query', async () => {
+    const config = await writeConfig(dir, 'digits.yaml', {
+      name: 'e2e',
+      dataset: digitsNpy,
+      models: [{ name: 'digits_cnn', path: suiteModel('digits_cnn'), family: 'cnn', framework: 'numpy', weights: 'trained' }],
+      engines: [{ name: 'onnxruntime', options: { intraOpNumThreads: 1 } }],
+      batch_sizes: [1, 16],
+      warmup_batches: 2,
+      sessions: 2,
+      scorers: ['top1', 'top5', 'agreement'],
+    });
+    const r = await pbh(['run', config, '--db', db]);
+    expect(r.stderr).not.toMatch(/Error:/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/digits_cnn\s+onnxruntime\s+16\s+ok/);
+    expect(existsSync(db)).toBe(true);
+
+    const rows = await queryJson<{ batch_size: number; throughput_sps: number; p50_ms: number; top1: number; overhead_p50_ms: number }>(
+      db,
+      'SELECT batch_size, throughput_sps, p50_ms, top1, overhead_p50_ms FROM leaderboard ORDER BY batch_size',
+    );
+    expect(rows.map((x) => x.batch_size)).toEqual([1, 16]);
+    for (const row of rows) {
+      expect(row.throughput_sps).toBeGreaterThan(100);
+      expect(row.top1).toBeGreaterThan(0.9);
+      expect(row.overhead_p50_ms).toBeGreaterThanOrEqual(0);
+    }
+    const samples = await queryJson<{ boundary: string; n: number }>(
+      db,
+      "SELECT s.boundary, count(*)::INTEGER AS n FROM samples s JOIN profiles p USING (profile_id) WHERE p.batch_size = 16 GROUP BY ALL ORDER BY 1",
+    );
+    // 64 samples / 16 = 4 batches per session, 2 sessions, three boundaries: raw latencies are all kept.
+    expect(samples).toEqual([
+      { boundary: 'end_to_end', n: 8 },
+      { boundary: 'engine', n: 8 },
+      { boundary: 'predict', n: 8 },
+    ]);
+    const layers = await queryJson<{ n: number }>(db, 'SELECT count(*)::INTEGER AS n FROM layers');
+    expect(layers[0]!.n).toBeGreaterThan(4);
+    const sessions = await queryJson<{ n: number }>(db, 'SELECT count(*)::INTEGER AS n FROM sessions');
+    expect(sessions[0]!.n).toBe(4);
+    const full = await queryJson<{ flops: number; peak_fraction: number; command: string; agreement: number }>(
+      db,
+      "SELECT m.flops_per_sample AS flops, p.peak_fraction, p.command, (SELECT value FROM scores s WHERE s.profile_id = p.profile_id AND metric = 'agreement') AS agreement FROM profiles p JOIN models m USING (model_sha256) LIMIT 1",
+    );
+    expect(full[0]!.flops).toBeGreaterThan(100_000);
+    expect(full[0]!.peak_fraction).toBeGreaterThan(0);
+    expect(full[0]!.peak_fraction).toBeLessThan(1);
+    expect(full[0]!.agreement).toBe(1);
+    expect(full[0]!.command).toMatch(/^npx pbh run .*digits\.yaml --db .* --only [0-9a-f]{16}$/);
+
+    const resumed = await pbh(['run', config, '--db', db, '--resume']);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toMatch(/2 already stored \(--resume\)/);
+    const count = await queryJson<{ n: number }>(db, 'SELECT count(*)::INTEGER AS n FROM profiles');
+    expect(count[0]!.n).toBe(2);
+  });
+
+  it('prints tables, CSV and JSON, and refuses writes', async () => {
+    const csv = await pbh(['query', 'SELECT engine, batch_size FROM leaderboard ORDER BY batch_size', '--db', db, '--format', 'csv']);
+    expect(csv.stdout.trim().split(/\r?\n/)).toEqual(['engine,batch_size', 'onnxruntime,1', 'onnxruntime,16']);
+    const table = await pbh(['query', 'SELECT engine FROM leaderboard LIMIT 1', '--db', db]);
+    expect(table.stdout).toMatch(/engine[\s\S]*onnxruntime/);
+    const write = await pbh(['query', 'DELETE FROM profiles', '--db', db]);
+    expect(write.code).not.toBe(0);
+    expect(write.stderr).toMatch(/read-only/i);
+  });
+
+  it('exports Parquet that DuckDB reads back', async () => {
+    const out = path.join(dir, 'export');
+    const r = await pbh(['export', '--db', db, '--format', 'parquet', '--out', out]);
+    expect(r.code).toBe(0);
+    expect(existsSync(path.join(out, 'profiles.parquet'))).toBe(true);
+    const back = await queryJson<{ n: number }>(db, `SELECT count(*)::INTEGER AS n FROM read_parquet('${path.join(out, 'leaderboard.parquet')}')`);
+    expect(back[0]!.n).toBe(2);
+  });
+});
+
+describe('pbh commands', () => {
+  it('has --help on every command and a usage exit code', async () => {
+    for (const cmd of ['run', 'engines', 'inspect', 'query', 'export', 'schema', 'doctor']) {
+      const r = await pbh([cmd, '--help']);
+      expect(r.code, cmd).toBe(0);
+      expect(r.stdout, cmd).toMatch(/^Usage: pbh /);
+    }
+    const bad = await pbh(['frobnicate']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/unknown command "frobnicate"/);
+    const noArg = await pbh(['run']);
+    expect(noArg.code).toBe(2);
+  });
+
+  it('lists engines with versions, and inspects a model', async () => {
+    const engines = await pbh(['engines', '--json']);
+    const parsed = JSON.parse(engines.stdout) as { engines: { name: string; availability: { available: boolean; version?: string } }[] };
+    const ort = parsed.engines.find((e) => e.name === 'onnxruntime');
+    expect(ort?.availability).toMatchObject({ available: true, version: expect.stringMatching(/^1\.\d+/) });
+    const inspect = await pbh(['inspect', suiteModel('digits_cnn_2of4'), '--json']);
+    expect(inspect.code).toBe(0);
+    const facts = JSON.parse(inspect.stdout) as { opset: number; parameters: number; sparsity: { kind: string; n: number; m: number } };
+    expect(facts.sparsity).toMatchObject({ kind: 'n_m', n: 2, m: 4 });
+    const notOnnx = await pbh(['inspect', suiteData('digits.csv')]);
+    expect(notOnnx.code).toBe(2);
+    expect(notOnnx.stderr).toMatch(/digits\.csv is not an ONNX model/);
+  });
+
+  it('prints the JSON Schema that the committed schema file holds', async () => {
+    const r = await pbh(['schema']);
+    const { readFile } = await import('node:fs/promises');
+    const committed = await readFile(path.resolve(import.meta.dirname, '..', 'schema', 'experiment.schema.json'), 'utf8');
+    expect(r.stdout).toBe(committed);
+  });
+});

@@ -1,0 +1,8 @@
+import path from 'node:path';
+
+/** Paths into the bundled suite that test/global-setup.ts generates. */
+export const ROOT = path.resolve(import.meta.dirname, '..');
+export const SUITE = path.join(ROOT, '.cache', 'suite');
+export const suiteModel = (name: string): string => path.join(SUITE, 'models', `${name}.onnx`);
+export const suiteData = (file: string): string => path.join(SUITE, 'data', file);
+export const PBH_BIN = path.join(ROOT, 'packages', 'core', 'dist', 'cli', 'main.js');
