@@ -1,0 +1,124 @@
+import { DuckDBTypeId, type DuckDBResultReader, type JS } from '@duckdb/node-api';
+import { QueryError, messageOf } from './errors.js';
+import type { ProfileStore } from './store.js';
+
+/** A query result cell as plain JSON: BIGINT as number when exact (else its decimal string), dates as ISO strings. */
+export type QueryCell = null | boolean | number | string | QueryCell[] | { [key: string]: QueryCell };
+
+export interface QueryResult {
+  /** Column names, made unique (a repeated name gets a suffix). */
+  columns: string[];
+  /** DuckDB type of each column, e.g. "VARCHAR", "DOUBLE", "TIMESTAMP WITH TIME ZONE". */
+  types: string[];
+  rows: QueryCell[][];
+}
+
+const STORE_RELATIONS = 'tables runs, systems, models, profiles, sessions, samples, layers, scores, schema_version; views leaderboard, comparisons';
+
+/**
+ * Runs SQL against a store opened read-only (`pbh query`). A statement that writes fails with
+ * DuckDB's read-only error, wrapped in a QueryError that says why.
+ */
+export async function runQuery(store: ProfileStore, sql: string): Promise<QueryResult> {
+  if (!store.readOnly) {
+    throw new QueryError(`runQuery reads only: open ${store.file} with openStore(path, { readOnly: true }) for queries.`);
+  }
+  return store.withConnection(async (connection) => {
+    let reader: DuckDBResultReader;
+    try {
+      reader = await connection.runAndReadAll(sql);
+    } catch (error) {
+      const message = messageOf(error);
+      if (/read-only/i.test(message)) {
+        throw new QueryError(
+          `This query tries to change ${store.file}, which queries open read-only (DuckDB: ${message}). ` +
+            `Queries can only read (SELECT, DESCRIBE, SUMMARIZE, ...); results are written by pbh run.`,
+          { cause: error },
+        );
+      }
+      throw new QueryError(`Query failed on ${store.file}: ${message}. The store has ${STORE_RELATIONS}.`, { cause: error });
+    }
+    const dateColumns = new Set(
+      reader.columnTypes().flatMap((type, index) => (type.typeId === DuckDBTypeId.DATE ? [index] : [])),
+    );
+    return {
+      columns: reader.deduplicatedColumnNames(),
+      types: reader.columnTypes().map((type) => type.toString()),
+      rows: reader.getRowsJS().map((row) => row.map((cell, index) => toQueryCell(cell, dateColumns.has(index)))),
+    };
+  });
+}
+
+function toQueryCell(value: JS, isDate = false): QueryCell {
+  if (value === null || typeof value === 'boolean' || typeof value === 'number' || typeof value === 'string') return value;
+  if (typeof value === 'bigint') {
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+  }
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) return String(value);
+    return isDate ? value.toISOString().slice(0, 10) : value.toISOString();
+  }
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('hex');
+  if (Array.isArray(value)) return value.map((item) => toQueryCell(item));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toQueryCell(item)]));
+}
+
+/** How a cell reads in a table or CSV: nested values as JSON, NULL spelled out in tables. */
+function cellText(cell: QueryCell, nullText: string): string {
+  if (cell === null) return nullText;
+  if (typeof cell === 'number') return String(cell);
+  if (typeof cell === 'string') return cell;
+  if (typeof cell === 'boolean') return cell ? 'true' : 'false';
+  return JSON.stringify(cell);
+}
+
+/** Numbers shown to a person: integers whole, others to 6 significant digits (CSV and JSON keep every digit). */
+function humanNumber(value: number): string {
+  if (Number.isInteger(value) || !Number.isFinite(value)) return String(value);
+  return String(Number(value.toPrecision(6)));
+}
+
+export interface TableFormatOptions {
+  /** Longer cells are cut with an ellipsis (default 60). */
+  maxCellWidth?: number;
+}
+
+/** An aligned text table with a header rule and a row count; numbers right-aligned. */
+export function formatTable(result: QueryResult, options: TableFormatOptions = {}): string {
+  const maxWidth = Math.max(4, options.maxCellWidth ?? 60);
+  const clip = (text: string): string => {
+    const oneLine = text.replace(/\s*\n\s*/g, ' ');
+    return oneLine.length > maxWidth ? `${oneLine.slice(0, maxWidth - 1)}…` : oneLine;
+  };
+  const cells = result.rows.map((row) =>
+    row.map((cell) => clip(typeof cell === 'number' ? humanNumber(cell) : cellText(cell, 'NULL'))),
+  );
+  const header = result.columns.map(clip);
+  const widths = header.map((name, column) => Math.max(name.length, ...cells.map((row) => row[column]?.length ?? 0)));
+  const numeric = result.columns.map((_, column) => result.rows.some((row) => typeof row[column] === 'number'));
+  const line = (texts: string[]): string =>
+    texts
+      .map((text, column) => (numeric[column] ? text.padStart(widths[column] ?? 0) : text.padEnd(widths[column] ?? 0)))
+      .join(' | ')
+      .trimEnd();
+  const rule = widths.map((width) => '-'.repeat(width)).join('-+-');
+  const count = `(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})`;
+  return [line(header), rule, ...cells.map(line), count].join('\n');
+}
+
+function csvField(text: string): string {
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** RFC 4180 CSV with a header row; NULL is an empty field, nested values are JSON. */
+export function formatCsv(result: QueryResult): string {
+  const lines = [result.columns.map(csvField).join(',')];
+  for (const row of result.rows) lines.push(row.map((cell) => csvField(cellText(cell, ''))).join(','));
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+/** A JSON array with one object per row, keyed by column name. */
+export function formatJson(result: QueryResult): string {
+  const objects = result.rows.map((row) => Object.fromEntries(result.columns.map((name, column) => [name, row[column] ?? null])));
+  return JSON.stringify(objects, null, 2);
+}

@@ -1,0 +1,369 @@
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { z } from 'zod';
+import { BoundarySchema, ProfileSchema, ProfileStatusSchema, type Profile, type ProfileStatus } from '../contracts/profile.js';
+import {
+  ReadOnlyStoreError,
+  StoreLockedError,
+  StoreNotFoundError,
+  StoreSchemaError,
+  StoreWriteError,
+  isLockConflict,
+  lockHolderPid,
+  messageOf,
+} from './errors.js';
+import { checkSchemaReadable, currentSchemaVersion, migrate } from './migrations.js';
+import { modelRow, profileRow, sessionRow, systemRow } from './profile-rows.js';
+import { RunStartSchema, type RunStart } from './run-start.js';
+import { insertRow } from './sql-rows.js';
+
+export interface OpenStoreOptions {
+  /** Readers open read-only: no migration, no writes, and other readers may open the file too. */
+  readOnly?: boolean;
+}
+
+export interface ProfileFilter {
+  runId?: string;
+  status?: ProfileStatus;
+  modelName?: string;
+  engineName?: string;
+  device?: string;
+  batchSize?: number;
+  cellKey?: string;
+}
+
+export const ProfileSummarySchema = z.object({
+  profile_id: z.string(),
+  run_id: z.string(),
+  cell_key: z.string(),
+  created_at: z.date().transform((date) => date.toISOString()),
+  status: ProfileStatusSchema,
+  error: z.string().nullable(),
+  model_name: z.string(),
+  engine_name: z.string(),
+  engine_version: z.string().nullable(),
+  device: z.string(),
+  batch_size: z.number().int(),
+  throughput_sps: z.number().nullable(),
+  predict_p50_ms: z.number().nullable(),
+  predict_p99_ms: z.number().nullable(),
+});
+export type ProfileSummary = z.output<typeof ProfileSummarySchema>;
+
+const SampleColumnsSchema = z.tuple([
+  z.array(z.number().int()),
+  z.array(z.number().int()),
+  z.array(BoundarySchema),
+  z.array(z.number()),
+]);
+
+/**
+ * Files this process has open, by absolute path. DuckDB's lock is per process, so without this a
+ * second open in the same process would succeed and two instances would write one file.
+ */
+const openInThisProcess = new Map<string, { readOnly: boolean; count: number }>();
+
+/** Absolute path with symlinks in the existing part resolved, so two spellings of one file match. */
+function canonicalPath(path: string): string {
+  const absolute = resolve(path);
+  if (existsSync(absolute)) return realpathSync(absolute);
+  const parent = dirname(absolute);
+  return existsSync(parent) ? join(realpathSync(parent), basename(absolute)) : absolute;
+}
+
+/**
+ * Opens (creating and migrating when read-write) the PBH DuckDB file at `path`.
+ * Throws StoreLockedError when another process holds the file, StoreNotFoundError for a missing file opened read-only.
+ */
+export async function openStore(path: string, options: OpenStoreOptions = {}): Promise<ProfileStore> {
+  const readOnly = options.readOnly ?? false;
+  const file = canonicalPath(path);
+  if (readOnly && !existsSync(file)) throw new StoreNotFoundError(file);
+  if (!readOnly) mkdirSync(dirname(file), { recursive: true });
+
+  const held = openInThisProcess.get(file);
+  if (held !== undefined && (!held.readOnly || !readOnly)) throw new StoreLockedError(file, process.pid);
+  // Claimed before the first await, so two concurrent opens in this process cannot both pass the check.
+  openInThisProcess.set(file, { readOnly, count: (held?.count ?? 0) + 1 });
+
+  let instance: DuckDBInstance;
+  try {
+    instance = await DuckDBInstance.create(file, readOnly ? { access_mode: 'READ_ONLY' } : {});
+  } catch (error) {
+    releaseClaim(file);
+    const message = messageOf(error);
+    if (isLockConflict(message)) throw new StoreLockedError(file, lockHolderPid(message), error);
+    throw new Error(`Could not open the DuckDB file ${file}: ${message}. Check that it is a DuckDB database and readable.`, {
+      cause: error,
+    });
+  }
+
+  let connection: DuckDBConnection | undefined;
+  try {
+    connection = await instance.connect();
+    // Timestamps are stored and shown in UTC whatever the machine's zone, so results read the same everywhere.
+    await connection.run(`SET TimeZone = 'UTC'`);
+    if (readOnly) await checkSchemaReadable(connection, file);
+    else await migrate(connection, file);
+  } catch (error) {
+    connection?.closeSync();
+    instance.closeSync();
+    releaseClaim(file);
+    throw error;
+  }
+  return new ProfileStore(file, readOnly, instance, connection);
+}
+
+function releaseClaim(file: string): void {
+  const held = openInThisProcess.get(file);
+  if (held !== undefined && held.count > 1) held.count -= 1;
+  else openInThisProcess.delete(file);
+}
+
+/** One PBH DuckDB file. Operations run one at a time on one connection, so a Profile's transaction is never interleaved. */
+export class ProfileStore {
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  /** Use openStore(). */
+  constructor(
+    readonly file: string,
+    readonly readOnly: boolean,
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+  ) {}
+
+  /** Runs `work` with the connection once every earlier operation on this store has finished. */
+  withConnection<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    const result = this.queue.then(() => {
+      if (this.closed) throw new Error(`The PBH store ${this.file} is closed; open it again with openStore().`);
+      return work(this.connection);
+    });
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  async schemaVersion(): Promise<number> {
+    return this.withConnection(async (connection) => (await currentSchemaVersion(connection)) ?? 0);
+  }
+
+  /** Records a sweep and the system it runs on. Profiles of that run may be written afterwards. */
+  async beginRun(run: RunStart): Promise<void> {
+    this.assertWritable('beginRun');
+    const parsed = RunStartSchema.parse(run);
+    const system = systemRow(parsed.system);
+    await this.inTransaction(`recording run ${parsed.run_id}`, async (connection) => {
+      await insertRow(connection, 'systems', system, true);
+      await insertRow(connection, 'runs', {
+        run_id: parsed.run_id,
+        name: parsed.name,
+        started_at: parsed.started_at,
+        finished_at: null,
+        config: JSON.stringify(parsed.config),
+        command: parsed.command,
+        harness_version: parsed.system.harness_version,
+        git_sha: parsed.system.git_sha,
+        system_id: system.system_id ?? null,
+      });
+    });
+  }
+
+  /** Stamps the run's finished_at (now, unless given as an ISO timestamp). */
+  async finishRun(runId: string, finishedAt: string = new Date().toISOString()): Promise<void> {
+    this.assertWritable('finishRun');
+    await this.withConnection(async (connection) => {
+      const reader = await connection.runAndReadAll(
+        'UPDATE runs SET finished_at = $1::TIMESTAMPTZ WHERE run_id = $2 RETURNING run_id',
+        [finishedAt, runId],
+      );
+      if (reader.currentRowCount === 0) {
+        throw new StoreWriteError(`finishRun: run ${runId} is not in ${this.file}; call beginRun for it first.`);
+      }
+    });
+  }
+
+  /**
+   * Writes one Profile and its sessions, raw samples, layers and scores in ONE transaction: on any
+   * error it rolls back, so the file holds either the whole Profile or none of it.
+   */
+  async writeProfile(profile: Profile): Promise<void> {
+    this.assertWritable('writeProfile');
+    const checked = ProfileSchema.safeParse(profile);
+    if (!checked.success) {
+      throw new StoreWriteError(
+        `Profile ${profile.profile_id} (cell ${profile.cell_key}) does not satisfy ProfileSchema, so it was not stored: ` +
+          z.prettifyError(checked.error),
+      );
+    }
+    const p = checked.data;
+    await this.inTransaction(`storing profile ${p.profile_id} (cell ${p.cell_key})`, async (connection) => {
+      const run = await connection.runAndReadAll('SELECT 1 FROM runs WHERE run_id = $1', [p.run_id]);
+      if (run.currentRowCount === 0) throw new Error(`its run ${p.run_id} is not recorded: call beginRun for that run first`);
+      const existing = await connection.runAndReadAll('SELECT 1 FROM profiles WHERE profile_id = $1', [p.profile_id]);
+      if (existing.currentRowCount > 0) throw new Error(`a profile with id ${p.profile_id} is already stored; profile ids must be unique`);
+
+      await insertRow(connection, 'systems', systemRow(p.system), true);
+      if (p.model !== null) await insertRow(connection, 'models', modelRow(p.model), true);
+      await insertRow(connection, 'profiles', profileRow(p));
+      for (const session of p.sessions) await insertRow(connection, 'sessions', sessionRow(p.profile_id, session));
+      await appendSamples(connection, p);
+      await appendLayers(connection, p);
+      for (const [seq, score] of p.scores.entries()) {
+        await insertRow(connection, 'scores', { profile_id: p.profile_id, seq, ...score });
+      }
+    });
+  }
+
+  /** Cell keys that already have an ok Profile in any run: what `--resume` skips. */
+  async okCellKeys(): Promise<Set<string>> {
+    return this.withConnection(async (connection) => {
+      const reader = await connection.runAndReadAll(`SELECT DISTINCT cell_key FROM profiles WHERE status = 'ok'`);
+      return new Set(reader.getColumns()[0]?.map(String) ?? []);
+    });
+  }
+
+  /** The stored Profile, rebuilt from profile_json and the samples table and validated by ProfileSchema; undefined if absent. */
+  async getProfile(profileId: string): Promise<Profile | undefined> {
+    return this.withConnection(async (connection) => {
+      const head = await connection.runAndReadAll('SELECT profile_json::VARCHAR FROM profiles WHERE profile_id = $1', [profileId]);
+      const json = head.getRows()[0]?.[0];
+      if (json === undefined) return undefined;
+      const samples = await connection.runAndReadAll(
+        'SELECT session, batch, boundary, ns FROM samples WHERE profile_id = $1 ORDER BY seq',
+        [profileId],
+      );
+      const [sessions, batches, boundaries, ns] =
+        samples.currentRowCount === 0 ? [[], [], [], []] : SampleColumnsSchema.parse(samples.getColumns());
+      const rebuilt = {
+        ...(JSON.parse(String(json)) as Record<string, unknown>),
+        samples: ns.map((value, i) => ({ session: sessions[i], batch: batches[i], boundary: boundaries[i], ns: value })),
+      };
+      const parsed = ProfileSchema.safeParse(rebuilt);
+      if (!parsed.success) {
+        throw new StoreSchemaError(
+          `Profile ${profileId} in ${this.file} no longer satisfies ProfileSchema (written by another pbh version?): ` +
+            z.prettifyError(parsed.error),
+        );
+      }
+      return parsed.data;
+    });
+  }
+
+  /** One summary row per Profile (any status), oldest first. */
+  async listProfiles(filter: ProfileFilter = {}): Promise<ProfileSummary[]> {
+    const conditions: string[] = [];
+    const values: (string | number)[] = [];
+    const add = (column: string, value: string | number | undefined): void => {
+      if (value === undefined) return;
+      values.push(value);
+      conditions.push(`${column} = $${values.length}`);
+    };
+    add('run_id', filter.runId);
+    add('status', filter.status);
+    add('model_name', filter.modelName);
+    add('engine_name', filter.engineName);
+    add('engine_device', filter.device);
+    add('batch_size', filter.batchSize);
+    add('cell_key', filter.cellKey);
+    const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
+    return this.withConnection(async (connection) => {
+      const reader = await connection.runAndReadAll(
+        `SELECT profile_id, run_id, cell_key, created_at, status, error, model_name, engine_name, engine_version,
+                engine_device AS device, batch_size, throughput_mean AS throughput_sps, predict_p50_ms, predict_p99_ms
+         FROM profiles ${where} ORDER BY created_at, profile_id`,
+        values,
+      );
+      return reader.getRowObjectsJS().map((row) => ProfileSummarySchema.parse(row));
+    });
+  }
+
+  /**
+   * Checkpoints a read-write store (WAL folded into the file, so copies of it are complete) and
+   * releases the file. Later calls return the first call's promise.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.withConnection(async (connection) => {
+      if (!this.readOnly) await connection.run('CHECKPOINT');
+    }).finally(() => {
+      this.closed = true;
+      this.connection.closeSync();
+      this.instance.closeSync();
+      releaseClaim(this.file);
+    });
+    return this.closing;
+  }
+
+  private assertWritable(operation: string): void {
+    if (this.readOnly) throw new ReadOnlyStoreError(this.file, operation);
+  }
+
+  private inTransaction(what: string, work: (connection: DuckDBConnection) => Promise<void>): Promise<void> {
+    return this.withConnection(async (connection) => {
+      await connection.run('BEGIN TRANSACTION');
+      try {
+        await work(connection);
+        await connection.run('COMMIT');
+      } catch (error) {
+        let rollback = 'rolled back, nothing of it was stored';
+        try {
+          await connection.run('ROLLBACK');
+        } catch (rollbackError) {
+          rollback = `and the rollback failed too (${messageOf(rollbackError)})`;
+        }
+        throw new StoreWriteError(`Failed ${what} in ${this.file}: ${messageOf(error)} (${rollback}).`, { cause: error });
+      }
+    });
+  }
+}
+
+async function appendSamples(connection: DuckDBConnection, profile: Profile): Promise<void> {
+  const appender = await connection.createAppender('samples');
+  try {
+    for (const [seq, sample] of profile.samples.entries()) {
+      appender.appendVarchar(profile.profile_id);
+      appender.appendInteger(seq);
+      appender.appendInteger(sample.session);
+      appender.appendInteger(sample.batch);
+      appender.appendVarchar(sample.boundary);
+      appender.appendDouble(sample.ns);
+      appender.endRow();
+    }
+    appender.flushSync();
+  } finally {
+    closeQuietly(appender);
+  }
+}
+
+async function appendLayers(connection: DuckDBConnection, profile: Profile): Promise<void> {
+  const appender = await connection.createAppender('layers');
+  try {
+    for (const [seq, layer] of profile.layers.entries()) {
+      appender.appendVarchar(profile.profile_id);
+      appender.appendInteger(seq);
+      appender.appendVarchar(layer.name);
+      appender.appendVarchar(layer.op_type);
+      appender.appendDouble(layer.mean_ns);
+      appender.appendInteger(layer.calls);
+      appender.appendDouble(layer.share);
+      if (layer.input_shapes === null) appender.appendNull();
+      else appender.appendVarchar(layer.input_shapes);
+      if (layer.output_shapes === null) appender.appendNull();
+      else appender.appendVarchar(layer.output_shapes);
+      appender.endRow();
+    }
+    appender.flushSync();
+  } finally {
+    closeQuietly(appender);
+  }
+}
+
+/** After a failed flush the appender's close repeats the same error; the first one is the one reported. */
+function closeQuietly(appender: { closeSync(): void }): void {
+  try {
+    appender.closeSync();
+  } catch {
+    // already reported by the failed append/flush
+  }
+}
