@@ -104,9 +104,9 @@ describe('bad input becomes clear errors and failed Profiles while the sweep goe
       timeout_s: 2,
     });
     const r = await pbh(['run', config, '--db', db]);
-    expect(r.code).toBe(1);
+    expect(r.code, r.stdout + r.stderr).toBe(1);
     const rows = await statuses(db);
-    expect(rows.map((x) => x.status)).toEqual(['timeout', 'timeout']);
+    expect(rows.map((x) => x.status), r.stdout + r.stderr).toEqual(['timeout', 'timeout']);
     expect(rows[0]!.error).toMatch(/ran past its timeout of 2 s/);
   });
 

@@ -46,6 +46,9 @@ async function prepare(req: PrepareRequest): Promise<PreparedModel> {
   const compileMs = performance.now() - t0;
   const outputNames = session.outputNames;
   const hr = process.hrtime.bigint;
+  // A cell that times out abandons its in-flight run; releasing the session under it crashes onnxruntime-node,
+  // so dispose() waits for that run to settle first (in-process runs always finish, if late).
+  let inflight: Promise<unknown> = Promise.resolve();
   return {
     inputs: specs(session, 'inputMetadata'),
     outputs: specs(session, 'outputMetadata'),
@@ -62,7 +65,9 @@ async function prepare(req: PrepareRequest): Promise<PreparedModel> {
       const feeds: Record<string, ort.Tensor> = {};
       for (const name in batch) feeds[name] = toOrt(batch[name]!);
       const t0 = hr();
-      const out = await session.run(feeds, outputNames);
+      const run = session.run(feeds, outputNames);
+      inflight = run;
+      const out = await run;
       const engineNs = hr() - t0;
       return { outputs: fromOrt(out), engineNs };
     },
@@ -80,6 +85,7 @@ async function prepare(req: PrepareRequest): Promise<PreparedModel> {
       return readOrtProfile(req.model.workDir, prefix, iterations);
     },
     async dispose() {
+      await inflight.catch(() => undefined);
       await session.release();
     },
   };

@@ -1,10 +1,21 @@
 import { access } from 'node:fs/promises';
-import type { ModelFacts } from '../contracts/profile.js';
+import { DTypeSchema, type ModelFacts } from '../contracts/profile.js';
+import type { TensorSpec } from '../contracts/tensor.js';
 import type { ModelConfig } from '../config/schema.js';
 import { analyzeModel, type ModelAnalysis } from '../model/index.js';
 
 export class ModelFileError extends Error {
   override name = 'ModelFileError';
+}
+
+function tensorSpecs(model: string, kind: 'input' | 'output', infos: ModelAnalysis['inputs']): TensorSpec[] {
+  return infos.map((t) => {
+    const dtype = DTypeSchema.safeParse(t.dtype);
+    if (!dtype.success) {
+      throw new ModelFileError(`model "${model}": ${kind} "${t.name}" has element type ${t.dtype}, which PBH cannot feed or compare; supported: ${DTypeSchema.options.join(', ')}.`);
+    }
+    return { name: t.name, dtype: dtype.data, shape: t.shape };
+  });
 }
 
 /** Analyses the ONNX file (once per path per sweep) and joins it with what the config says about the model. */
@@ -25,8 +36,8 @@ export async function modelFacts(model: ModelConfig, resolvedPath: string): Prom
     sha256: a.sha256,
     size_bytes: a.sizeBytes,
     opset: a.opset ?? null,
-    inputs: a.inputs,
-    outputs: a.outputs,
+    inputs: tensorSpecs(model.name, 'input', a.inputs),
+    outputs: tensorSpecs(model.name, 'output', a.outputs),
     parameters: a.parameters,
     flops_per_sample: a.flopsPerSample ?? null,
     op_census: a.opCensus,

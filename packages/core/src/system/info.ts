@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,13 +28,26 @@ function pythonVersion(python: string | undefined): string | null {
   }
 }
 
+/** Virtual machines often hide the clock from systeminformation; /proc/cpuinfo's "cpu MHz" is the current clock. */
+function clockGhz(siMax: number, siCurrent: number): { ghz: number; source: string } {
+  if (siMax > 0) return { ghz: siMax, source: 'max clock' };
+  if (siCurrent > 0) return { ghz: siCurrent, source: 'base clock' };
+  try {
+    const mhz = /cpu MHz\s*:\s*([\d.]+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1];
+    if (mhz) return { ghz: Math.round(Number(mhz)) / 1000, source: 'current clock from /proc/cpuinfo' };
+  } catch {
+    // Not Linux: fall through to "unknown".
+  }
+  return { ghz: 0, source: 'clock unknown' };
+}
+
 let cached: Promise<SystemInfo> | undefined;
 
 /** Collected once per process: the machine does not change during a sweep. */
 export function collectSystemInfo(opts: { python?: string } = {}): Promise<SystemInfo> {
   cached ??= (async () => {
     const [cpu, flags, mem, osInfo, graphics] = await Promise.all([si.cpu(), si.cpuFlags(), si.mem(), si.osInfo(), si.graphics().catch(() => ({ controllers: [] }))]);
-    const ghz = cpu.speedMax || cpu.speed || (os.cpus()[0]?.speed ?? 0) / 1000;
+    const { ghz, source } = clockGhz(cpu.speedMax, cpu.speed);
     const physical = cpu.physicalCores || cpu.cores;
     const { isa } = flopsPerCycle(flags);
     return {
@@ -54,7 +68,7 @@ export function collectSystemInfo(opts: { python?: string } = {}): Promise<Syste
       harness_version: HARNESS_VERSION,
       git_sha: gitSha(),
       peak_flops: peakFlops(physical, ghz, flags),
-      peak_flops_formula: `${PEAK_FORMULA}; here ${physical} x ${ghz} GHz x ${flopsPerCycle(flags).perCycle} (${isa})`,
+      peak_flops_formula: `${PEAK_FORMULA}; here ${physical} x ${ghz} GHz (${source}) x ${flopsPerCycle(flags).perCycle} (${isa})`,
     };
   })();
   return cached;
