@@ -7,6 +7,7 @@ A frame is one UTF-8 JSON header line followed by the raw little-endian bytes of
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from typing import Any, BinaryIO
@@ -80,7 +81,7 @@ class Channel:
         np_dtype = DTYPES.get(dtype)
         if np_dtype is None:
             raise ProtocolError(f"tensor {name!r}: unknown dtype {dtype!r} (supported: {', '.join(DTYPES)})")
-        expected = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+        expected = math.prod(shape) * np_dtype.itemsize
         if expected != nbytes or any(d < 0 for d in shape):
             raise ProtocolError(f"tensor {name!r}: shape {list(shape)} of {dtype} is {expected} bytes, header says {nbytes}")
         array = np.empty(shape, dtype=np_dtype)
@@ -102,7 +103,7 @@ class Channel:
         arrays: list[np.ndarray] = []
         specs: list[dict[str, Any]] = []
         for name, value in (tensors or {}).items():
-            array = np.ascontiguousarray(value)
+            array = value if isinstance(value, np.ndarray) and value.flags.c_contiguous else np.ascontiguousarray(value)
             if array.dtype.byteorder == ">":
                 array = array.astype(array.dtype.newbyteorder("<"))
             specs.append(

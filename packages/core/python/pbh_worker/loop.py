@@ -145,7 +145,16 @@ def run_worker(runtime: Runtime) -> NoReturn:
 
 def serve(channel: Channel, runtime: Runtime) -> int:
     """The loop proper; returns the exit code."""
-    dispatcher = _Dispatcher(runtime)
+    try:
+        return _serve(channel, _Dispatcher(runtime))
+    except (BrokenPipeError, ConnectionResetError):
+        # The parent stopped reading: nobody is left to answer.
+        _close_quietly(runtime)
+        return 0
+
+
+def _serve(channel: Channel, dispatcher: _Dispatcher) -> int:
+    runtime = dispatcher.runtime
     while True:
         try:
             request = channel.read_request()
@@ -167,6 +176,8 @@ def serve(channel: Channel, runtime: Runtime) -> int:
             channel.write_reply(_error_reply(request_id, e, e.kind, fatal))
         except MemoryError as e:
             channel.write_reply(_error_reply(request_id, e, "out_of_memory", fatal=False))
+        except (BrokenPipeError, ConnectionResetError):
+            raise
         except Exception as e:  # noqa: BLE001 - any runtime failure becomes an error reply; the worker stays up
             channel.write_reply(_error_reply(request_id, e, "runtime_error", fatal=False))
         if fatal:

@@ -1,0 +1,152 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { PreparedModel } from '../../src/contracts/engine.js';
+import { createNativeEngine } from '../../src/worker/native-engine.js';
+import { liveWorkerCount } from '../../src/worker/orphans.js';
+import { BROKEN_IMPORT_WORKER, ECHO_WORKER, processAlive, waitUntilGone } from './helpers.js';
+
+const optionsSchema = z.object({ mode: z.string().optional() }).passthrough();
+
+function echoEngine(overrides: { runtimeModule?: string; workerScript?: string; name?: string } = {}) {
+  return createNativeEngine({
+    name: overrides.name ?? 'echo',
+    description: 'test engine: doubles its inputs in a Python worker',
+    workerScript: overrides.workerScript ?? ECHO_WORKER,
+    optionsSchema,
+    devices: ['cpu'],
+    runtimeModule: overrides.runtimeModule ?? 'numpy',
+  });
+}
+
+function request(options: Record<string, unknown> = {}, path = '/models/digits.onnx') {
+  return {
+    model: { name: 'digits', path, workDir: '/tmp/pbh-echo-work' },
+    batchSize: 4,
+    device: 'cpu',
+    options,
+    inputs: [{ name: 'input', dtype: 'float32' as const, shape: [4, 1, 8, 8] }],
+    seed: 3,
+  };
+}
+
+const prepared: PreparedModel[] = [];
+afterEach(async () => {
+  await Promise.all(prepared.splice(0).map((m) => m.dispose()));
+});
+
+describe('createNativeEngine', () => {
+  const savedPython = process.env.PBH_PYTHON;
+  afterAll(() => {
+    if (savedPython === undefined) delete process.env.PBH_PYTHON;
+    else process.env.PBH_PYTHON = savedPython;
+  });
+
+  it('probes through a worker hello and caches the answer per process', async () => {
+    const engine = echoEngine();
+    const first = await engine.probe();
+    expect(first).toMatchObject({ available: true, version: '1.0.0', devices: ['cpu'] });
+    expect(first.available && first.details?.python).toMatch(/^3\./);
+    const started = performance.now();
+    expect(await echoEngine().probe()).toBe(first);
+    expect(performance.now() - started).toBeLessThan(50);
+  });
+
+  it('is unavailable, with the fix, when the runtime module is missing', async () => {
+    const viaRequire = await echoEngine({ name: 'echo-missing', runtimeModule: 'pbh_no_such_runtime' }).probe();
+    expect(viaRequire).toMatchObject({ available: false });
+    expect(!viaRequire.available && viaRequire.reason).toContain("needs the Python module 'pbh_no_such_runtime'");
+    expect(!viaRequire.available && viaRequire.fix).toContain('npx pbh doctor --fix');
+
+    const viaImport = await echoEngine({ name: 'broken', workerScript: BROKEN_IMPORT_WORKER, runtimeModule: 'pbh_no_such_runtime' }).probe();
+    expect(viaImport).toMatchObject({ available: false });
+    expect(!viaImport.available && viaImport.reason).toContain("No module named 'pbh_no_such_runtime'");
+    expect(!viaImport.available && viaImport.fix).toContain('.venv/bin/pip install -r python/requirements.txt');
+  });
+
+  it('is unavailable, with the fix, when the venv python does not exist', async () => {
+    process.env.PBH_PYTHON = '/nonexistent/.venv/bin/python';
+    try {
+      const availability = await echoEngine({ name: 'echo-novenv' }).probe();
+      expect(availability).toMatchObject({ available: false });
+      expect(!availability.available && availability.reason).toContain('PBH_PYTHON=/nonexistent/.venv/bin/python does not exist');
+      expect(!availability.available && availability.fix).toContain('npx pbh doctor --fix');
+      await expect(echoEngine().prepare(request())).rejects.toThrow(/Fix: npx pbh doctor --fix/);
+    } finally {
+      if (savedPython === undefined) delete process.env.PBH_PYTHON;
+      else process.env.PBH_PYTHON = savedPython;
+    }
+  });
+
+  it('prepares a model in its own worker and serves predict, bench, profile, memory, pid, dispose', async () => {
+    const model = await echoEngine().prepare(request({ mode: 'echo' }));
+    prepared.push(model);
+    expect(model.compileMs).toBe(1.5);
+    expect(model.inputs).toEqual([{ name: 'input', dtype: 'float32', shape: [4, 1, 8, 8] }]);
+    expect(model.outputs).toEqual([{ name: 'input_out', dtype: 'float32', shape: [4, 1, 8, 8] }]);
+    expect(model.facts).toMatchObject({ mode: 'echo', batch_size: 4, runtimeVersion: '1.0.0' });
+
+    const data = Float32Array.from({ length: 256 }, (_, i) => i);
+    const batch = { input: { dtype: 'float32' as const, dims: [4, 1, 8, 8], data } };
+    const result = await model.predict(batch);
+    expect(result.outputs.input_out!.dims).toEqual([4, 1, 8, 8]);
+    expect((result.outputs.input_out!.data as Float32Array)[255]).toBe(510);
+    expect(typeof result.engineNs).toBe('bigint');
+    expect(result.engineNs! > 0n).toBe(true);
+
+    const bench = await model.bench!(batch, 5);
+    expect(bench.iterationNs).toHaveLength(5);
+    expect(bench.iterationNs.every((ns) => ns > 0)).toBe(true);
+
+    expect(await model.layerProfile!(batch, 3)).toEqual([{ name: 'double', opType: 'Mul', meanNs: 123, calls: 3, outputShapes: '[1]' }]);
+    expect((await model.memory!()).rssBytes).toBeGreaterThan(1_000_000);
+
+    const pid = model.pid!();
+    expect(processAlive(pid)).toBe(true);
+    await model.dispose();
+    prepared.length = 0;
+    expect(await waitUntilGone(pid)).toBe(true);
+  });
+
+  it('passes concurrent-bench extras through', async () => {
+    const model = await echoEngine().prepare(request({ mode: 'queue' }));
+    prepared.push(model);
+    const bench = await model.bench!({ input: { dtype: 'float32', dims: [1], data: new Float32Array(1) } }, 3);
+    expect(bench).toEqual({ iterationNs: [1000, 1000, 1000], requestLatencyNs: [4000, 4000, 4000], concurrency: 4 });
+  });
+
+  it('spawns one worker per prepared model', async () => {
+    const engine = echoEngine();
+    const [a, b] = await Promise.all([engine.prepare(request()), engine.prepare(request())]);
+    prepared.push(a!, b!);
+    expect(a!.pid!()).not.toBe(b!.pid!());
+  });
+
+  it('throws load failures with the runtime message and the stderr tail, and leaves no worker', async () => {
+    const error = await echoEngine()
+      .prepare(request({}, '/models/missing.onnx'))
+      .catch((e: unknown) => e as Error);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toContain('echo could not load /models/missing.onnx (batch 4, device cpu)');
+    expect((error as Error).message).toContain('cannot read /models/missing.onnx: no such file');
+    expect((error as Error).message).toContain('echo_worker: importing');
+    expect(liveWorkerCount()).toBe(0);
+  });
+
+  it('measures the IPC overhead of predict over the engine time for a small batch', async () => {
+    const model = await echoEngine().prepare(request());
+    prepared.push(model);
+    const batch = { input: { dtype: 'float32' as const, dims: [4, 1, 8, 8], data: new Float32Array(256) } };
+    for (let i = 0; i < 50; i++) await model.predict(batch);
+    const overheads: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const start = process.hrtime.bigint();
+      const { engineNs } = await model.predict(batch);
+      overheads.push(Number(process.hrtime.bigint() - start - engineNs!));
+    }
+    overheads.sort((x, y) => x - y);
+    const median = overheads[overheads.length >> 1]!;
+    console.log(`predict - engine for [4,1,8,8] float32: median ${(median / 1000).toFixed(1)} µs, p90 ${(overheads[Math.floor(overheads.length * 0.9)]! / 1000).toFixed(1)} µs`);
+    // Generous bound for a loaded 2-core CI box; typical is ~100 µs.
+    expect(median).toBeLessThan(5_000_000);
+  });
+});
