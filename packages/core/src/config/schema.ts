@@ -78,7 +78,7 @@ export const ExperimentSchema = z.strictObject({
   name: z.string().min(1),
   description: z.string().optional(),
   seed: z.number().int().default(0),
-  plugins: z.array(z.string()).default([]).describe('extra plugin packages to load by package name'),
+  plugins: z.array(z.string()).default([]).describe('extra plugins: package names, or paths starting with . or / relative to this file'),
   dataset: DatasetSchema,
   preprocess: z.array(PreprocessStepSchema).default([]),
   models: z.array(ModelSchema).min(1),

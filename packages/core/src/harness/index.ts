@@ -3,4 +3,5 @@ export * from './progress.js';
 export * from './summary-table.js';
 export * from './correctness.js';
 export * from './errors.js';
-export { runLoop } from './loop.js';
+export { runLoop, type LoopPlan, type LoopResult } from './loop.js';
+export { PerformanceTracker, aggregateMetrics } from './tracker.js';

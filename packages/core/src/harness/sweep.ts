@@ -55,7 +55,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
   const profiles: Profile[] = [];
   let skippedByResume = 0;
   try {
-    const registry = await createRegistry(exp.plugins);
+    const registry = await createRegistry(exp.plugins, opts.loaded.dir);
     const system = await collectSystemInfo({ python: findVenvPython()?.python });
     await store.beginRun({
       run_id: runId,

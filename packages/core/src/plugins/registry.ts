@@ -66,8 +66,12 @@ function isNotInstalled(e: unknown, pkg: string): boolean {
   return (err.code === 'MODULE_NOT_FOUND' || err.code === 'ERR_MODULE_NOT_FOUND') && String(err.message).includes(pkg);
 }
 
-/** Resolve from the user's project first (third-party plugins live there), then from core's own install. */
-async function importPlugin(pkg: string): Promise<unknown> {
+/**
+ * A plugin is a package name, resolved from the user's project first (third-party plugins live there) and then from
+ * core's own install; or a path starting with "." or "/", resolved against `baseDir` (the config file's folder).
+ */
+async function importPlugin(pkg: string, baseDir: string): Promise<unknown> {
+  if (pkg.startsWith('.') || path.isAbsolute(pkg)) return (await import(pathToFileURL(path.resolve(baseDir, pkg)).href)) as unknown;
   const bases = [path.join(process.cwd(), 'package.json'), import.meta.url];
   let lastError: unknown;
   for (const base of bases) {
@@ -82,8 +86,8 @@ async function importPlugin(pkg: string): Promise<unknown> {
   throw lastError;
 }
 
-export async function loadPlugin(pkg: string): Promise<Plugin> {
-  const mod = (await importPlugin(pkg)) as { default?: unknown };
+export async function loadPlugin(pkg: string, baseDir = process.cwd()): Promise<Plugin> {
+  const mod = (await importPlugin(pkg, baseDir)) as { default?: unknown };
   const parsed = PluginShape.safeParse(mod.default);
   if (!parsed.success) {
     throw new Error(
@@ -96,7 +100,7 @@ export async function loadPlugin(pkg: string): Promise<Plugin> {
 }
 
 /** Built-ins plus every known engine package that is installed plus the config's extra plugins (which must load). */
-export async function createRegistry(extra: string[] = []): Promise<Registry> {
+export async function createRegistry(extra: string[] = [], baseDir = process.cwd()): Promise<Registry> {
   const registry = new Registry();
   registry.add({ name: '@pbh/core', scorers: builtinScorers, metrics: builtinMetrics });
   for (const pkg of KNOWN_ENGINE_PACKAGES.filter((p) => !extra.includes(p))) {
@@ -108,7 +112,7 @@ export async function createRegistry(extra: string[] = []): Promise<Registry> {
   }
   for (const pkg of extra) {
     try {
-      registry.add(await loadPlugin(pkg));
+      registry.add(await loadPlugin(pkg, baseDir));
     } catch (e) {
       if (isNotInstalled(e, pkg)) throw new Error(`plugin package ${pkg} (listed under plugins:) is not installed; run npm install ${pkg}`);
       throw e;
