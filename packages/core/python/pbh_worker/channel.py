@@ -30,6 +30,9 @@ _NAME_OF_KIND = {(dt.kind, dt.itemsize): name for name, dt in DTYPES.items()}
 
 # A header is small JSON; a line this long means the stream is not ours.
 MAX_HEADER_BYTES = 64 << 20
+# One encoder for every reply (json.dumps with arguments builds one per call); NaN is not JSON, so refuse it here
+# and the reply becomes an error instead of a frame the client cannot parse.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
 def dtype_name(dtype: np.dtype) -> str:
@@ -111,7 +114,7 @@ class Channel:
             )
             arrays.append(array)
         header = {**header, "tensors": specs}
-        self._writer.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+        self._writer.write(_ENCODER.encode(header).encode() + b"\n")
         for array in arrays:
             if array.nbytes:
                 self._writer.write(memoryview(array.reshape(-1).view(np.uint8)))

@@ -1,0 +1,229 @@
+"""OpenVINO runtime for PBH's native worker protocol (docs/worker-protocol.md).
+
+Reads the ONNX file directly (core.read_model), reshapes it to the concrete batch, compiles it for the device.
+- infer: one synchronous InferRequest, inputs and outputs shared with numpy (no copies).
+- bench, hint=latency: the same InferRequest on a resident input; one entry per iteration.
+- bench, hint=throughput: an AsyncInferQueue with OPTIMAL_NUMBER_OF_INFER_REQUESTS requests on a resident input.
+  iteration_ns are the intervals between consecutive completions (the first from the start of the bench), so they
+  sum to the wall time and their mean is wall time / iterations; request_latency_ns is each request's own
+  start-to-completion latency; concurrency is the number of requests in flight.
+- profile: a second compilation with PERF_COUNT on, so timed runs never pay for the counters; real_time of
+  EXECUTED nodes from get_profiling_info(), averaged over the iterations.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import openvino.properties as props
+import openvino.properties.hint as hints
+
+from pbh_worker import Runtime, WorkerError, run_worker
+from pbh_worker.channel import dtype_name
+
+HINTS = {"latency": hints.PerformanceMode.LATENCY, "throughput": hints.PerformanceMode.THROUGHPUT}
+PRECISIONS = {"f32": ov.Type.f32, "bf16": ov.Type.bf16, "f16": ov.Type.f16}
+OPTIONS = {"device", "hint", "streams", "inference_precision", "threads"}
+
+
+def _version() -> str:
+    # get_version() is "2026.4.1-22982-e213a147257-releases/2026/4"; profiles compare on the release.
+    return ov.get_version().split("-", 1)[0]
+
+
+def _spec(port: Any) -> dict[str, Any]:
+    shape = port.get_partial_shape()
+    dims = [d.get_length() if d.is_static else None for d in shape] if shape.rank.is_static else []
+    return {"name": port.get_any_name(), "dtype": dtype_name(np.dtype(port.get_element_type().to_dtype())), "shape": dims}
+
+
+def _config(options: dict[str, Any], profiling: bool) -> dict[Any, Any]:
+    config: dict[Any, Any] = {hints.performance_mode: HINTS[options.get("hint", "latency")]}
+    if options.get("streams") is not None:
+        streams = options["streams"]
+        config[props.num_streams] = props.streams.Num.AUTO if streams == "auto" else props.streams.Num(int(streams))
+    if options.get("inference_precision") is not None:
+        config[hints.inference_precision] = PRECISIONS[options["inference_precision"]]
+    if options.get("threads") is not None:
+        config[props.inference_num_threads] = int(options["threads"])
+    if profiling:
+        config[props.enable_profiling] = True
+    return config
+
+
+def _validate(options: dict[str, Any]) -> None:
+    unknown = sorted(set(options) - OPTIONS)
+    if unknown:
+        raise WorkerError("bad_request", f"unknown openvino options {unknown} (known: {sorted(OPTIONS)})")
+    if options.get("hint", "latency") not in HINTS:
+        raise WorkerError("bad_request", f"hint must be one of {sorted(HINTS)}, got {options['hint']!r}")
+    if options.get("inference_precision") not in (None, *PRECISIONS):
+        raise WorkerError("bad_request", f"inference_precision must be one of {sorted(PRECISIONS)}, got {options['inference_precision']!r}")
+
+
+class OpenVINORuntime(Runtime):
+    def __init__(self) -> None:
+        self.core = ov.Core()
+        self.model: ov.Model | None = None
+        self.compiled: ov.CompiledModel | None = None
+        self.request: ov.InferRequest | None = None
+        self.outputs: list[tuple[str, Any]] = []
+        self.device = "CPU"
+        self.options: dict[str, Any] = {}
+        self.profiled: ov.CompiledModel | None = None
+
+    def hello(self) -> dict[str, Any]:
+        devices = list(self.core.available_devices)
+        details = {"build": ov.get_version()}
+        for device in devices:
+            try:
+                details[f"{device}.FULL_DEVICE_NAME"] = str(self.core.get_property(device, props.device.full_name))
+            except RuntimeError:
+                pass
+        return {"runtime": "openvino", "version": _version(), "devices": devices, "details": details}
+
+    def load(self, model_path, batch_size, device, options, inputs):
+        _validate(options)
+        self.options = options
+        self.device = str(options.get("device") or device).upper()
+        start = time.perf_counter()
+        try:
+            model = self.core.read_model(model_path)
+        except RuntimeError as e:
+            raise WorkerError("unsupported_model", f"OpenVINO cannot read {model_path}: {e}") from e
+        shapes = {
+            spec["name"]: ov.PartialShape([int(d) for d in spec["shape"]])
+            for spec in inputs
+            if all(isinstance(d, int) for d in spec["shape"])
+        }
+        if shapes:
+            known = {name for port in model.inputs for name in port.get_names()}
+            missing = sorted(set(shapes) - known)
+            if missing:
+                raise WorkerError("bad_request", f"{model_path} has no inputs named {missing} (it has {sorted(known)})")
+            model.reshape(shapes)
+        try:
+            self.compiled = self.core.compile_model(model, self.device, _config(options, profiling=False))
+        except RuntimeError as e:
+            raise WorkerError("unsupported_model", f"OpenVINO cannot compile {model_path} for {self.device}: {e}") from e
+        self.request = self.compiled.create_infer_request()
+        compile_ms = (time.perf_counter() - start) * 1000
+        self.model = model
+        self.profiled = None
+        self.outputs = [(port.get_any_name(), port) for port in self.compiled.outputs]
+        return {
+            "compile_ms": compile_ms,
+            "inputs": [_spec(p) for p in self.compiled.inputs],
+            "outputs": [_spec(p) for p in self.compiled.outputs],
+            "facts": self._facts(),
+        }
+
+    def _facts(self) -> dict[str, Any]:
+        compiled = self.compiled
+        facts: dict[str, Any] = {"device": self.device, "requested": self.options, "compile_ms_covers": "read_model + reshape + compile_model"}
+        for key, prop in [
+            ("performance_hint", hints.performance_mode),
+            ("num_streams", props.num_streams),
+            ("inference_num_threads", props.inference_num_threads),
+            ("inference_precision", hints.inference_precision),
+            ("optimal_number_of_infer_requests", props.optimal_number_of_infer_requests),
+        ]:
+            try:
+                value = compiled.get_property(prop)
+            except RuntimeError:
+                continue
+            if isinstance(value, ov.Type):
+                value = value.get_type_name()
+            facts[key] = value if isinstance(value, (int, float, bool)) else str(value)
+        try:
+            facts["device_name"] = str(self.core.get_property(self.device, props.device.full_name))
+        except RuntimeError:
+            pass
+        if isinstance(facts.get("inference_num_threads"), int):
+            facts["threads"] = facts["inference_num_threads"]
+        return facts
+
+    def infer(self, inputs):
+        results = self.request.infer(inputs, share_inputs=True, share_outputs=True)
+        return {name: results[port] for name, port in self.outputs}
+
+    def bench(self, inputs, iterations):
+        if self.options.get("hint") == "throughput":
+            return self._bench_queue(inputs, iterations)
+        request = self.request
+        for name, array in inputs.items():
+            request.set_tensor(name, ov.Tensor(array, shared_memory=True))
+        timings = []
+        for _ in range(iterations):
+            start = time.perf_counter_ns()
+            request.infer()
+            timings.append(time.perf_counter_ns() - start)
+        return timings
+
+    def _bench_queue(self, inputs, iterations):
+        jobs = int(self.compiled.get_property(props.optimal_number_of_infer_requests))
+        queue = ov.AsyncInferQueue(self.compiled, jobs)
+        for i in range(jobs):
+            for name, array in inputs.items():
+                queue[i].set_tensor(name, ov.Tensor(array, shared_memory=True))
+        completions: list[int] = []
+        latencies: list[int] = []
+
+        def done(_request, started_ns):
+            now = time.perf_counter_ns()
+            completions.append(now)
+            latencies.append(now - started_ns)
+
+        queue.set_callback(done)
+        start = time.perf_counter_ns()
+        for _ in range(iterations):
+            queue.start_async(None, time.perf_counter_ns())
+        queue.wait_all()
+        completions.sort()
+        intervals = [b - a for a, b in zip([start, *completions[:-1]], completions)]
+        return {"iteration_ns": intervals, "request_latency_ns": latencies, "concurrency": jobs}
+
+    def profile(self, inputs, iterations):
+        if self.profiled is None:
+            self.profiled = self.core.compile_model(self.model, self.device, _config(self.options, profiling=True))
+        request = self.profiled.create_infer_request()
+        for name, array in inputs.items():
+            request.set_tensor(name, ov.Tensor(array, shared_memory=True))
+        totals: dict[str, list[Any]] = {}
+        for _ in range(iterations):
+            request.infer()
+            for info in request.profiling_info:
+                if info.status != ov.ProfilingInfo.Status.EXECUTED:
+                    continue
+                entry = totals.setdefault(info.node_name, [info.node_type, info.exec_type, 0, 0])
+                entry[2] += info.real_time.total_seconds() * 1e9
+                entry[3] += 1
+        shapes = self._runtime_shapes(self.profiled)
+        layers = []
+        for name, (node_type, exec_type, total_ns, calls) in totals.items():
+            layer = {"name": name, "op_type": node_type, "exec_type": exec_type, "mean_ns": total_ns / iterations, "calls": calls}
+            layer.update(shapes.get(name, {}))
+            layers.append(layer)
+        return layers
+
+    @staticmethod
+    def _runtime_shapes(compiled: ov.CompiledModel) -> dict[str, dict[str, str]]:
+        shapes: dict[str, dict[str, str]] = {}
+        for op in compiled.get_runtime_model().get_ordered_ops():
+            shapes[op.get_friendly_name()] = {
+                "input_shapes": ";".join(str(op.input_value(i).get_partial_shape()) for i in range(op.get_input_size())),
+                "output_shapes": ";".join(str(op.get_output_partial_shape(i)) for i in range(op.get_output_size())),
+            }
+        return shapes
+
+    def close(self) -> None:
+        self.request = None
+        self.compiled = None
+        self.profiled = None
+
+
+if __name__ == "__main__":
+    run_worker(OpenVINORuntime())

@@ -1,0 +1,239 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import * as ort from 'onnxruntime-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { findVenvPython, liveWorkerCount, loadDataset, type PreparedModel, type Tensor } from '@pbh/core';
+import plugin, { openvinoEngine, OpenVINOOptionsSchema } from '../src/index.js';
+import { suiteData, suiteModel } from '../../../test/suite.js';
+
+let workDir: string;
+let mixedIo: string;
+const prepared: PreparedModel[] = [];
+
+beforeAll(async () => {
+  workDir = await mkdtemp(path.join(os.tmpdir(), 'pbh-openvino-'));
+  const python = findVenvPython()!.python;
+  mixedIo = (await execa(python, [path.join(import.meta.dirname, 'fixtures', 'make_models.py'), workDir])).stdout.trim();
+});
+afterEach(async () => {
+  await Promise.all(prepared.splice(0).map((m) => m.dispose()));
+});
+afterAll(async () => {
+  await rm(workDir, { recursive: true, force: true });
+});
+
+async function prepare(model: string, batchSize: number, options: Record<string, unknown> = {}, modelPath = suiteModel(model)) {
+  const m = await openvinoEngine.prepare({
+    model: { name: model, path: modelPath, workDir },
+    batchSize,
+    device: 'cpu',
+    options: OpenVINOOptionsSchema.parse(options),
+    inputs: [{ name: 'input', dtype: 'float32', shape: [batchSize, 1, 8, 8] }],
+    seed: 0,
+  });
+  prepared.push(m);
+  return m;
+}
+
+async function digitsBatch(n: number): Promise<{ x: Tensor; labels: number[] }> {
+  const ds = await loadDataset({ kind: 'npy', inputs: { input: suiteData('digits_x.npy') }, labels: suiteData('digits_y.npy') }, '/');
+  const batch = ds.read(0, n);
+  return { x: batch.inputs.input!, labels: Array.from(batch.labels!.classes!) };
+}
+
+async function ortLogits(modelPath: string, x: Tensor): Promise<Float32Array> {
+  const session = await ort.InferenceSession.create(modelPath);
+  const out = await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', x.data as Float32Array, x.dims) });
+  await session.release();
+  return out[session.outputNames[0]!]!.data as Float32Array;
+}
+
+function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  expect(a.length).toBe(b.length);
+  let max = 0;
+  for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i]! - b[i]!));
+  return max;
+}
+
+describe('@pbh/engine-openvino', () => {
+  it('is a plugin whose engine probes the real runtime', async () => {
+    expect(plugin.name).toBe('@pbh/engine-openvino');
+    expect(plugin.engines).toEqual([openvinoEngine]);
+    const availability = await openvinoEngine.probe();
+    expect(availability).toMatchObject({ available: true, version: '2026.4.1' });
+    expect(availability.available && availability.devices).toContain('CPU');
+    expect(availability.available && availability.details?.build).toMatch(/^2026\.4\.1-/);
+  });
+
+  it('predicts the same logits as onnxruntime on the trained digits CNN, with engine time', async () => {
+    const { x, labels } = await digitsBatch(8);
+    const model = await prepare('digits_cnn', 8, { threads: 1 });
+    expect(model.inputs).toEqual([{ name: 'input', dtype: 'float32', shape: [8, 1, 8, 8] }]);
+    expect(model.outputs).toEqual([{ name: 'logits', dtype: 'float32', shape: [8, 10] }]);
+    expect(model.compileMs).toBeGreaterThan(0);
+    expect(model.facts).toMatchObject({ device: 'CPU', performance_hint: 'LATENCY', inference_num_threads: 1, threads: 1, runtimeVersion: '2026.4.1' });
+
+    const result = await model.predict({ input: x });
+    const logits = result.outputs.logits!;
+    expect(logits.dims).toEqual([8, 10]);
+    expect(maxAbsDiff(logits.data as Float32Array, await ortLogits(suiteModel('digits_cnn'), x))).toBeLessThan(1e-4);
+    expect(result.engineNs! > 0n).toBe(true);
+    const predicted = labels.map((_, i) => {
+      const row = Array.from((logits.data as Float32Array).subarray(i * 10, i * 10 + 10));
+      return row.indexOf(Math.max(...row));
+    });
+    expect(predicted.filter((p, i) => p === labels[i]).length).toBeGreaterThanOrEqual(7);
+  });
+
+  it('runs a real ImageNet CNN (squeezenet) like onnxruntime does', async () => {
+    const n = 1 * 3 * 224 * 224;
+    const data = new Float32Array(n);
+    for (let i = 0; i < n; i++) data[i] = Math.sin(i * 0.001);
+    const x: Tensor = { dtype: 'float32', dims: [1, 3, 224, 224], data };
+    const model = await openvinoEngine.prepare({
+      model: { name: 'squeezenet', path: suiteModel('squeezenet'), workDir },
+      batchSize: 1,
+      device: 'cpu',
+      options: OpenVINOOptionsSchema.parse({ inference_precision: 'f32' }),
+      inputs: [],
+      seed: 0,
+    });
+    prepared.push(model);
+    const name = model.inputs[0]!.name;
+    const out = Object.values((await model.predict({ [name]: x })).outputs)[0]!;
+    const expected = await ortLogits(suiteModel('squeezenet'), x);
+    const scale = Math.max(...Array.from(expected, Math.abs));
+    expect(maxAbsDiff(out.data as Float32Array, expected) / scale).toBeLessThan(1e-3);
+    expect(model.facts?.inference_precision).toBe('f32');
+  });
+
+  it('moves float32, int32, bool and int64 tensors through a multi-output model', async () => {
+    const model = await openvinoEngine.prepare({
+      model: { name: 'mixed_io', path: mixedIo, workDir },
+      batchSize: 2,
+      device: 'cpu',
+      options: OpenVINOOptionsSchema.parse({}),
+      inputs: [
+        { name: 'a', dtype: 'float32', shape: [2, 3] },
+        { name: 'b', dtype: 'int32', shape: [2, 3] },
+      ],
+      seed: 0,
+    });
+    prepared.push(model);
+    expect(model.outputs.map((o) => [o.name, o.dtype, o.shape])).toEqual([
+      ['sum', 'float32', [2, 3]],
+      ['positive', 'bool', [2, 3]],
+      ['count', 'int64', [2, 3]],
+    ]);
+    const { outputs } = await model.predict({
+      a: { dtype: 'float32', dims: [2, 3], data: new Float32Array([-1, 0.5, 2, 3, -4, 0]) },
+      b: { dtype: 'int32', dims: [2, 3], data: new Int32Array([1, 2, 3, -4, 5, 6]) },
+    });
+    expect(Array.from(outputs.sum!.data as Float32Array)).toEqual([0, 2.5, 5, -1, 1, 6]);
+    expect(Array.from(outputs.positive!.data as Uint8Array)).toEqual([0, 1, 1, 1, 0, 0]);
+    expect(Array.from(outputs.count!.data as BigInt64Array)).toEqual([2n, 4n, 6n, -8n, 10n, 12n]);
+  });
+
+  it('benches model-only in latency mode: one timing per iteration', async () => {
+    const { x } = await digitsBatch(4);
+    const model = await prepare('digits_cnn', 4);
+    const bench = await model.bench!({ input: x }, 50);
+    expect(bench.iterationNs).toHaveLength(50);
+    expect(bench.iterationNs.every((ns) => ns > 0)).toBe(true);
+    expect(bench.concurrency).toBeUndefined();
+  });
+
+  it('benches in throughput mode with an async queue: completion intervals plus per-request latency', async () => {
+    const { x } = await digitsBatch(4);
+    const model = await prepare('digits_cnn', 4, { hint: 'throughput', streams: 2 });
+    expect(model.facts).toMatchObject({ performance_hint: 'THROUGHPUT', num_streams: 2 });
+    const started = process.hrtime.bigint();
+    const bench = await model.bench!({ input: x }, 40);
+    const wallNs = Number(process.hrtime.bigint() - started);
+    expect(bench.concurrency).toBe(model.facts?.optimal_number_of_infer_requests);
+    expect(bench.concurrency).toBeGreaterThanOrEqual(2);
+    expect(bench.iterationNs).toHaveLength(40);
+    expect(bench.requestLatencyNs).toHaveLength(40);
+    const total = bench.iterationNs.reduce((s, v) => s + v, 0);
+    expect(total).toBeGreaterThan(0);
+    expect(total).toBeLessThan(wallNs);
+  });
+
+  it('reports per-layer timings of executed nodes with shapes', async () => {
+    const { x } = await digitsBatch(4);
+    const model = await prepare('digits_cnn', 4);
+    const layers = await model.layerProfile!({ input: x }, 5);
+    expect(layers.length).toBeGreaterThan(2);
+    const conv = layers.find((l) => l.opType === 'Convolution');
+    expect(conv).toBeDefined();
+    expect(conv!.calls).toBe(5);
+    expect(conv!.meanNs).toBeGreaterThan(0);
+    expect(conv!.outputShapes).toMatch(/^\[4,\d+,\d+,\d+\]$/);
+    expect(layers.every((l) => l.meanNs >= 0 && l.name.length > 0)).toBe(true);
+    // Profiling used its own compilation: the timed model still answers normally afterwards.
+    expect((await model.predict({ input: x })).outputs.logits!.dims).toEqual([4, 10]);
+  });
+
+  it('reports the worker pid and its memory, and disposes it', async () => {
+    const model = await prepare('digits_cnn', 1);
+    const pid = model.pid!();
+    expect(() => process.kill(pid, 0)).not.toThrow();
+    expect((await model.memory!()).rssBytes).toBeGreaterThan(20_000_000);
+    await model.dispose();
+    prepared.length = 0;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(liveWorkerCount()).toBe(0);
+  });
+
+  it('fails to prepare with OpenVINO’s own message for a file it cannot read', async () => {
+    const bad = path.join(workDir, 'not-a-model.onnx');
+    await execa('sh', ['-c', `printf 'garbage' > ${bad}`]);
+    const error = (await prepare('broken', 1, {}, bad).catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain(`openvino could not load ${bad}`);
+    expect(error.message).toMatch(/OpenVINO cannot read .*not-a-model\.onnx/);
+  });
+
+  it('names the inputs when the harness feeds a name the model lacks', async () => {
+    const error = (await openvinoEngine
+      .prepare({
+        model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir },
+        batchSize: 1,
+        device: 'cpu',
+        options: {},
+        inputs: [{ name: 'pixels', dtype: 'float32', shape: [1, 1, 8, 8] }],
+        seed: 0,
+      })
+      .catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain("has no inputs named ['pixels'] (it has ['input'])");
+  });
+
+  it('validates options', () => {
+    expect(OpenVINOOptionsSchema.parse({})).toEqual({ hint: 'latency' });
+    expect(() => OpenVINOOptionsSchema.parse({ hint: 'fast' })).toThrow();
+    expect(() => OpenVINOOptionsSchema.parse({ threads: 0 })).toThrow();
+    expect(() => OpenVINOOptionsSchema.parse({ numThreads: 2 })).toThrow();
+    expect(OpenVINOOptionsSchema.parse({ streams: 'auto', inference_precision: 'bf16' })).toMatchObject({ streams: 'auto', inference_precision: 'bf16' });
+  });
+
+  it('adds little IPC overhead to predict over the engine time', async () => {
+    const { x } = await digitsBatch(1);
+    const model = await prepare('digits_cnn', 1, { threads: 1 });
+    for (let i = 0; i < 30; i++) await model.predict({ input: x });
+    const overhead: number[] = [];
+    const engine: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const start = process.hrtime.bigint();
+      const { engineNs } = await model.predict({ input: x });
+      const total = process.hrtime.bigint() - start;
+      overhead.push(Number(total - engineNs!));
+      engine.push(Number(engineNs!));
+    }
+    overhead.sort((a, b) => a - b);
+    engine.sort((a, b) => a - b);
+    console.log(`digits_cnn batch 1: engine median ${(engine[100]! / 1000).toFixed(1)} µs, predict - engine median ${(overhead[100]! / 1000).toFixed(1)} µs, p90 ${(overhead[180]! / 1000).toFixed(1)} µs`);
+    expect(overhead[100]).toBeLessThan(5_000_000);
+  });
+});
