@@ -134,7 +134,7 @@ export class WorkerClient implements Killable {
 
   /** Sends one command; resolves with the reply header (unchecked beyond framing) and its tensors. */
   request(cmd: string, fields: Record<string, unknown> = {}, tensors: readonly NamedTensor[] = [], options: RequestOptions = {}): Promise<Reply> {
-    if (this.exit) return Promise.reject(this.crashedError(undefined, cmd));
+    if (this.exit) return Promise.reject(this.crashedError(undefined, `so "${cmd}" cannot be sent`));
     const id = this.nextId++;
     let chunks: Buffer[];
     try {
@@ -267,25 +267,24 @@ export class WorkerClient implements Killable {
   private onExit(exit: WorkerExit, spawnFailure: string | undefined): void {
     this.exit = exit;
     untrackWorker(this);
-    let detail = spawnFailure ?? this.killReason;
+    let detail = spawnFailure;
     if (!this.killReason) {
       try {
         this.decoder.end();
       } catch (error) {
-        detail = `${detail ? `${detail}; ` : ''}${(error as Error).message}`;
+        detail = [detail, (error as Error).message].filter(Boolean).join('; ');
       }
     }
     for (const [id, pending] of [...this.pending]) {
       this.settle(id);
-      pending.reject(this.crashedError(pending.cmd, undefined, detail));
+      pending.reject(this.crashedError(pending.cmd, detail));
     }
   }
 
-  private crashedError(during: string | undefined, attempted?: string, detail?: string): WorkerError {
+  private crashedError(during: string | undefined, detail?: string): WorkerError {
     const exit = this.exit ?? { exitCode: undefined, signal: undefined };
-    const why = detail ?? this.killReason;
-    const attempt = attempted ? `cannot send "${attempted}": ` : '';
-    return new WorkerCrashedError(`${attempt}${this.label}`, exit.exitCode, exit.signal, during, this.tail.text(), why);
+    const why = [this.killReason, detail].filter(Boolean).join('; ');
+    return new WorkerCrashedError(this.label, exit.exitCode, exit.signal, during, this.tail.text(), why || undefined);
   }
 
   private rejectAll(error: Error): void {

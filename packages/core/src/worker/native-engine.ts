@@ -100,32 +100,33 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
     }
   }
 
+  async function helloAndLoad(client: WorkerClient, req: PrepareRequest) {
+    const hello = (await client.call('hello', { require: [runtimeModule] }, [], { timeoutMs: timeouts.hello })).header;
+    const fields = {
+      model_path: req.model.path,
+      batch_size: req.batchSize,
+      device: req.device,
+      options: req.options,
+      inputs: req.inputs,
+      work_dir: req.model.workDir,
+      seed: req.seed,
+    };
+    const load = (await client.call('load', fields, [], { timeoutMs: timeouts.load })).header;
+    return { hello, load };
+  }
+
   async function prepare(req: PrepareRequest): Promise<PreparedModel> {
     const location = findVenvPython();
     if (!location) {
       throw new Error(`${name} cannot run ${req.model.name}: ${describePythonSearch()}. Fix: ${VENV_FIX}`);
     }
     const client = spawn(location.python, `${name} worker (${req.model.name}, batch ${req.batchSize}, ${req.device})`);
-    let hello;
-    let load;
-    try {
-      hello = (await client.call('hello', { require: [runtimeModule] }, [], { timeoutMs: timeouts.hello })).header;
-      const fields = {
-        model_path: req.model.path,
-        batch_size: req.batchSize,
-        device: req.device,
-        options: req.options,
-        inputs: req.inputs,
-        work_dir: req.model.workDir,
-        seed: req.seed,
-      };
-      load = (await client.call('load', fields, [], { timeoutMs: timeouts.load })).header;
-    } catch (error) {
+    const { hello, load } = await helloAndLoad(client, req).catch(async (error: unknown) => {
       await client.close({ timeoutMs: timeouts.close });
       throw new Error(`${name} could not load ${req.model.path} (batch ${req.batchSize}, device ${req.device}): ${errorText(error)}`, {
         cause: error,
       });
-    }
+    });
     const prepared: PreparedModel = {
       inputs: load.inputs as TensorSpec[],
       outputs: load.outputs as TensorSpec[],

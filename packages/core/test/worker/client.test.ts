@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { WorkerClient } from '../../src/worker/client.js';
+import { execa } from 'execa';
+import { WORKER_PYTHON_DIR, WorkerClient } from '../../src/worker/client.js';
 import { WorkerCrashedError, WorkerProtocolError, WorkerReplyError, WorkerTimeoutError } from '../../src/worker/errors.js';
 import type { NamedTensor } from '../../src/worker/framing.js';
 import { liveWorkerCount } from '../../src/worker/orphans.js';
@@ -196,8 +197,26 @@ describe('WorkerClient against a real worker process', () => {
     await client.close();
     expect(await client.exited).toEqual({ exitCode: 0, signal: undefined });
     expect(await waitUntilGone(pid)).toBe(true);
-    await expect(client.request('hello')).rejects.toBeInstanceOf(WorkerCrashedError);
+    const late = await client.request('hello').catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(WorkerCrashedError);
+    expect((late as Error).message).toMatch(/^echo worker exited with code 0 \(so "hello" cannot be sent\)/);
     expect(liveWorkerCount()).toBe(clients.filter((c) => c.running).length);
+  });
+
+  it('exits on its own when its stdin closes (the parent is gone)', async () => {
+    const worker = execa(REPO_PYTHON, ['-m', 'pbh_worker', ECHO_WORKER], {
+      env: { PYTHONPATH: WORKER_PYTHON_DIR },
+      stdin: 'pipe',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      reject: false,
+    });
+    worker.stdin.write('{"id":1,"cmd":"hello"}\n');
+    worker.stdin.end();
+    const result = await worker;
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/^\{"id":1,"ok":true,"protocol":1,/);
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
   });
 
   it('kills a worker whose close hangs', async () => {
