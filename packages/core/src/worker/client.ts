@@ -123,7 +123,7 @@ export class WorkerClient implements Killable {
     return this.exit === undefined;
   }
 
-  /** Peak resident set size the worker reported in its latest reply. */
+  /** Highest peak resident set size the worker has reported (every reply carries one). */
   get rssPeakBytes(): number | undefined {
     return this.rssPeak;
   }

@@ -131,7 +131,7 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
       inputs: load.inputs as TensorSpec[],
       outputs: load.outputs as TensorSpec[],
       compileMs: load.compile_ms,
-      facts: { ...load.facts, runtimeVersion: hello.version, python: hello.python, workerPid: client.pid },
+      facts: { ...load.facts, runtimeVersion: hello.version, python: hello.python },
 
       async predict(batch: TensorMap): Promise<PredictResult> {
         // Lean path: only the header is looked at; tensors arrive as views of one copy each.
