@@ -6,7 +6,7 @@
 // Target: within 5%. Also prints the harness `predict` overhead per batch (predict - engine).
 // Needs `npm run build`, the venv (npx pbh doctor --fix) and the bundled suite (npm run generate).
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,14 +28,18 @@ const cases = [
 
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
+// benchmark_app refuses -nthreads next to -hint, so both go in through -load_config: exactly the properties PBH sets.
 function benchmarkApp(modelPath, batch, iters, shape) {
+  const config = path.join(workDir, 'benchmark_app.json');
+  writeFileSync(config, JSON.stringify({ CPU: { PERFORMANCE_HINT: 'LATENCY', INFERENCE_NUM_THREADS: String(THREADS) } }));
   const out = execFileSync(path.join(root, '.venv', 'bin', 'benchmark_app'), [
-    '-m', modelPath, '-d', 'CPU', '-hint', 'latency', '-api', 'sync', '-nireq', '1', '-niter', String(iters),
-    '-nthreads', String(THREADS), '-shape', `input[${shape.join(',')}]`,
+    '-m', modelPath, '-d', 'CPU', '-api', 'sync', '-nireq', '1', '-niter', String(iters),
+    '-load_config', config, '-shape', `input[${shape.join(',')}]`,
   ], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  const medianMs = Number(/Median:\s+([\d.]+)\s*ms/.exec(out)?.[1]);
-  if (!Number.isFinite(medianMs)) throw new Error(`cannot read benchmark_app's median latency from:\n${out.slice(-2000)}`);
-  return (batch * 1000) / medianMs;
+  const m = /Median:\s+([\d.]+)\s*(us|ms)/.exec(out);
+  if (!m) throw new Error(`cannot read benchmark_app's median latency from:\n${out.slice(-2000)}`);
+  const medianS = Number(m[1]) / (m[2] === 'us' ? 1e6 : 1e3);
+  return batch / medianS;
 }
 
 function tvmTimeEvaluator(modelPath, batch, iters, shape) {
