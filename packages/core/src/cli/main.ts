@@ -10,8 +10,9 @@ import { inspectCommand } from './commands/inspect.js';
 import { queryCommand } from './commands/query.js';
 import { runCommand } from './commands/run.js';
 import { schemaCommand } from './commands/schema.js';
+import { siteCommand } from './commands/site.js';
 
-const COMMANDS: Command[] = [runCommand, enginesCommand, inspectCommand, queryCommand, exportCommand, schemaCommand, doctorCommand];
+const COMMANDS: Command[] = [runCommand, enginesCommand, inspectCommand, queryCommand, exportCommand, schemaCommand, doctorCommand, siteCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -1,0 +1,53 @@
+import { rmSync } from 'node:fs';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { EXPORTED_RELATIONS } from '@pbh/core';
+
+function sqlString(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+function sqlIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * Writes the DuckDB file the in-browser SQL console attaches. duckdb-wasm 1.32 (DuckDB 1.4) has no
+ * Parquet reader or JSON extension built in and would fetch them from DuckDB's extension CDN, which a
+ * self-contained site must not do; its core does read DuckDB files, lazily over HTTP range requests.
+ * So every relation of the store is copied here: views (leaderboard, comparisons) as tables, JSON
+ * columns as VARCHAR, in a storage format DuckDB 1.0+ reads. The source is attached READ_ONLY from a
+ * separate in-memory instance: the results file itself is never opened for writing.
+ */
+export async function writeBrowserDatabase(sourceDb: string, target: string): Promise<void> {
+  rmSync(target, { force: true });
+  rmSync(`${target}.wal`, { force: true });
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    try {
+      await connection.run(`ATTACH ${sqlString(sourceDb)} AS src (READ_ONLY)`);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new Error(
+        /lock/i.test(message)
+          ? `${sourceDb} is locked by another process (a running pbh run?). Wait for it to finish, or build the site from a copy of the file.`
+          : `Could not read ${sourceDb} for the SQL console's database: ${message}`,
+        { cause: error },
+      );
+    }
+    await connection.run(`ATTACH ${sqlString(target)} AS pub (STORAGE_VERSION 'v1.0.0')`);
+    for (const relation of EXPORTED_RELATIONS) {
+      const json = await connection.runAndReadAll(
+        `SELECT column_name FROM duckdb_columns() WHERE database_name = 'src' AND table_name = $1 AND data_type = 'JSON' ORDER BY column_index`,
+        [relation],
+      );
+      const columns = json.getRows().map((row) => String(row[0]));
+      const replace = columns.length === 0 ? '' : ` REPLACE (${columns.map((c) => `${sqlIdentifier(c)}::VARCHAR AS ${sqlIdentifier(c)}`).join(', ')})`;
+      await connection.run(`CREATE TABLE pub.${sqlIdentifier(relation)} AS SELECT *${replace} FROM src.${sqlIdentifier(relation)}`);
+    }
+    await connection.run('DETACH pub');
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}

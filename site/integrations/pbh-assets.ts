@@ -1,0 +1,74 @@
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { exportStore, openStore } from '@pbh/core';
+import type { AstroIntegration } from 'astro';
+import { build } from 'esbuild';
+import { writeBrowserDatabase } from './browser-database.js';
+
+/** The duckdb-wasm files the SQL console loads: the MVP and exception-handling builds and their workers. */
+export const DUCKDB_WASM_FILES = ['duckdb-mvp.wasm', 'duckdb-eh.wasm', 'duckdb-browser-mvp.worker.js', 'duckdb-browser-eh.worker.js'];
+
+function sourceDb(): string {
+  const db = process.env.PBH_SITE_DB;
+  if (!db) throw new Error('PBH_SITE_DB is not set: build the site with pbh site build --db PATH.');
+  return db;
+}
+
+async function exportParquet(db: string, outDir: string): Promise<void> {
+  const store = await openStore(db, { readOnly: true });
+  try {
+    await exportStore(store, { format: 'parquet', outDir });
+  } finally {
+    await store.close();
+  }
+}
+
+function copyDuckdbWasm(siteDir: string, outDir: string): void {
+  const require = createRequire(path.join(siteDir, 'package.json'));
+  const dist = path.dirname(require.resolve('@duckdb/duckdb-wasm/dist/duckdb-browser.mjs'));
+  mkdirSync(outDir, { recursive: true });
+  for (const file of DUCKDB_WASM_FILES) copyFileSync(path.join(dist, file), path.join(outDir, file));
+}
+
+/**
+ * Client scripts are bundled here rather than by Astro so that pages load them by relative URL
+ * (Astro's /_astro/ URLs are absolute and break when the site is served from a sub-folder).
+ */
+async function bundleClientScripts(siteDir: string, outDir: string): Promise<void> {
+  await build({
+    entryPoints: {
+      table: path.join(siteDir, 'src', 'client', 'table.ts'),
+      'sql-console': path.join(siteDir, 'src', 'client', 'sql-console.ts'),
+    },
+    outdir: outDir,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+}
+
+/** After the pages: the whole database as Parquet and as the console's DuckDB file, duckdb-wasm served from the site itself, and the client scripts. */
+export function pbhAssets(options: { siteDir: string }): AstroIntegration {
+  return {
+    name: 'pbh-assets',
+    hooks: {
+      'astro:build:done': async ({ dir, logger }) => {
+        const out = fileURLToPath(dir);
+        // Astro 5 leaves its content-layer stubs in a static build's output; they are not part of the site.
+        for (const stub of ['content-assets.mjs', 'content-modules.mjs']) rmSync(path.join(out, stub), { force: true });
+        await exportParquet(sourceDb(), path.join(out, 'data', 'parquet'));
+        await writeBrowserDatabase(sourceDb(), path.join(out, 'data', 'pbh.duckdb'));
+        logger.info('exported the database to data/parquet/*.parquet and data/pbh.duckdb');
+        copyDuckdbWasm(options.siteDir, path.join(out, 'duckdb'));
+        await bundleClientScripts(options.siteDir, path.join(out, 'assets'));
+        logger.info('copied duckdb-wasm into duckdb/ and bundled the client scripts into assets/');
+      },
+    },
+  };
+}

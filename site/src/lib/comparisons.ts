@@ -1,0 +1,98 @@
+import type { ProfileEntry } from './data.js';
+
+/**
+ * Comparisons use each cell's CURRENT result: the latest ok Profile per (model, engine, device,
+ * batch size, hardware). Older runs stay on the History page.
+ */
+export function currentProfiles(profiles: ProfileEntry[]): ProfileEntry[] {
+  const latest = new Map<string, ProfileEntry>();
+  for (const p of profiles) {
+    if (p.status !== 'ok' || p.throughput_mean === null) continue;
+    const seen = latest.get(p.seriesKey);
+    if (!seen || p.created_at > seen.created_at || (p.created_at === seen.created_at && p.profile_id > seen.profile_id)) latest.set(p.seriesKey, p);
+  }
+  return [...latest.values()];
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return new Map([...groups.entries()].sort(([a], [b]) => a.localeCompare(b)));
+}
+
+export interface SpeedupMatrix {
+  model: string;
+  modelSlug: string;
+  device: string;
+  batchSize: number;
+  hardware: string;
+  engines: { name: string; throughput: number; profile: ProfileEntry }[];
+}
+
+/** Per model, device, batch size and hardware: every engine's throughput; cell (row, column) = row / column. */
+export function speedupMatrices(current: ProfileEntry[]): SpeedupMatrix[] {
+  const groups = groupBy(current, (p) => [p.model_name, p.engine_device, String(p.batch_size).padStart(6, '0'), p.hardware].join('\u0000'));
+  return [...groups.values()].map((members) => {
+    const first = members[0]!;
+    return {
+      model: first.model_name,
+      modelSlug: first.modelSlug,
+      device: first.engine_device,
+      batchSize: first.batch_size,
+      hardware: first.hardware,
+      engines: members
+        .map((p) => ({ name: p.engine_name, throughput: p.throughput_mean ?? 0, profile: p }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+    };
+  });
+}
+
+export interface Curve {
+  name: string;
+  points: { x: number; y: number; profile: ProfileEntry }[];
+}
+
+/** Series of current Profiles: one curve per `curveKey`, points (x, y) sorted by x, missing values dropped. */
+export function curves(
+  profiles: ProfileEntry[],
+  curveKey: (p: ProfileEntry) => string,
+  x: (p: ProfileEntry) => number | null,
+  y: (p: ProfileEntry) => number | null,
+): Curve[] {
+  const out: Curve[] = [];
+  for (const [name, members] of groupBy(profiles, curveKey)) {
+    const points = members
+      .map((p) => ({ x: x(p), y: y(p), profile: p }))
+      .filter((pt): pt is { x: number; y: number; profile: ProfileEntry } => pt.x !== null && pt.y !== null && Number.isFinite(pt.x) && Number.isFinite(pt.y))
+      .sort((a, b) => a.x - b.x);
+    if (points.length > 0) out.push({ name, points });
+  }
+  return out;
+}
+
+/** Groups where the comparison means something: same dataset (and hardware/device) across models. */
+export function byDataset(current: ProfileEntry[]): Map<string, ProfileEntry[]> {
+  return groupBy(current, (p) => `${p.dataset_name} · ${p.engine_device} · ${p.hardware}`);
+}
+
+export function byModel(current: ProfileEntry[]): Map<string, ProfileEntry[]> {
+  return groupBy(current, (p) => `${p.model_name} · ${p.engine_device} · ${p.hardware}`);
+}
+
+/**
+ * Accuracy-vs-throughput Pareto front: the Profiles no other Profile beats on both (higher
+ * throughput and higher accuracy), sorted by throughput.
+ */
+export function paretoFront(profiles: ProfileEntry[]): ProfileEntry[] {
+  const scored = profiles.filter((p) => p.accuracy !== null && p.throughput_mean !== null);
+  const byThroughput = [...scored].sort((a, b) => (b.throughput_mean ?? 0) - (a.throughput_mean ?? 0) || (b.accuracy ?? 0) - (a.accuracy ?? 0));
+  const front: ProfileEntry[] = [];
+  let best = -Infinity;
+  for (const p of byThroughput) {
+    if ((p.accuracy ?? -Infinity) > best) {
+      front.push(p);
+      best = p.accuracy ?? best;
+    }
+  }
+  return front.sort((a, b) => (a.throughput_mean ?? 0) - (b.throughput_mean ?? 0));
+}

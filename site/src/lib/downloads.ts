@@ -1,0 +1,164 @@
+import { currentProfiles, paretoFront, speedupMatrices, byDataset } from './comparisons.js';
+import { toCsv, toJson, type DataTable } from './csv.js';
+import { fullProfile, type ProfileEntry, type SiteData } from './data.js';
+import { buildHistory, type HistorySeries } from './history.js';
+
+/** One downloadable file: its path under data/ and how to write it. */
+export interface DataFile {
+  path: string;
+  render: () => string;
+}
+
+const PROFILE_COLUMNS = [
+  'profile_id', 'created_at', 'run_id', 'status', 'error', 'model', 'engine', 'engine_version', 'device', 'batch_size',
+  'hardware', 'dataset', 'rank_in_model', 'throughput_sps', 'throughput_std_sps', 'p50_ms', 'p99_ms', 'engine_p50_ms',
+  'accuracy', 'accuracy_metric', 'peak_rss_mb', 'peak_device_mb', 'achieved_flops', 'peak_fraction', 'command',
+];
+
+export function profileRecord(p: ProfileEntry): Record<string, unknown> {
+  return {
+    profile_id: p.profile_id,
+    created_at: p.created_at,
+    run_id: p.run_id,
+    status: p.status,
+    error: p.error,
+    model: p.model_name,
+    engine: p.engine_name,
+    engine_version: p.engine_version,
+    device: p.engine_device,
+    batch_size: p.batch_size,
+    hardware: p.hardware,
+    dataset: p.dataset_name,
+    rank_in_model: p.rank,
+    throughput_sps: p.throughput_mean,
+    throughput_std_sps: p.throughput_std,
+    p50_ms: p.predict_p50_ms,
+    p99_ms: p.predict_p99_ms,
+    engine_p50_ms: p.engine_p50_ms,
+    accuracy: p.accuracy,
+    accuracy_metric: p.accuracyMetric,
+    peak_rss_mb: p.peak_rss_mb,
+    peak_device_mb: p.peak_device_mb,
+    achieved_flops: p.achieved_flops,
+    peak_fraction: p.peak_fraction,
+    command: p.command,
+  };
+}
+
+export function profilesTable(profiles: ProfileEntry[]): DataTable {
+  return { columns: PROFILE_COLUMNS, rows: profiles.map(profileRecord) };
+}
+
+function groupSummary(groups: SiteData['models']): DataTable {
+  return {
+    columns: ['name', 'profiles', 'ok', 'not_ok', 'best_throughput_sps', 'latest'],
+    rows: groups.map((g) => ({
+      name: g.name,
+      profiles: g.profiles.length,
+      ok: g.profiles.filter((p) => p.status === 'ok').length,
+      not_ok: g.profiles.filter((p) => p.status !== 'ok').length,
+      best_throughput_sps: Math.max(...g.profiles.map((p) => p.throughput_mean ?? -Infinity)) === -Infinity ? null : Math.max(...g.profiles.map((p) => p.throughput_mean ?? -Infinity)),
+      latest: g.profiles.reduce((latest, p) => (p.created_at > latest ? p.created_at : latest), ''),
+    })),
+  };
+}
+
+function historyTable(series: HistorySeries[]): DataTable {
+  return {
+    columns: ['series', 'model', 'engine', 'device', 'batch_size', 'hardware', 'created_at', 'profile_id', 'run_id', 'throughput_sps', 'throughput_std_sps', 'sessions', 'change', 'welch_t', 'welch_df', 'welch_p', 'flagged'],
+    rows: series.flatMap((s) =>
+      s.points.map((pt) => ({
+        series: s.key,
+        model: s.model,
+        engine: s.engine,
+        device: s.device,
+        batch_size: s.batchSize,
+        hardware: s.hardware,
+        created_at: pt.profile.created_at,
+        profile_id: pt.profile.profile_id,
+        run_id: pt.profile.run_id,
+        throughput_sps: pt.mean,
+        throughput_std_sps: pt.std,
+        sessions: pt.sessions.length,
+        change: pt.change?.relative ?? null,
+        welch_t: pt.change?.t ?? null,
+        welch_df: pt.change?.df ?? null,
+        welch_p: pt.change?.p ?? null,
+        flagged: pt.change?.flagged ?? false,
+      })),
+    ),
+  };
+}
+
+export function comparisonTables(profiles: ProfileEntry[]): Record<'speedup' | 'sparsity' | 'batch' | 'pareto', DataTable> {
+  const current = currentProfiles(profiles);
+  const speedup = speedupMatrices(current).flatMap((m) =>
+    m.engines.flatMap((row) =>
+      m.engines.map((col) => ({
+        model: m.model, device: m.device, batch_size: m.batchSize, hardware: m.hardware, engine: row.name, versus: col.name,
+        throughput_sps: row.throughput, versus_throughput_sps: col.throughput, speedup: row.throughput / col.throughput,
+      })),
+    ),
+  );
+  const pareto = [...byDataset(current).entries()].flatMap(([group, members]) => {
+    const front = new Set(paretoFront(members));
+    return members
+      .filter((p) => p.accuracy !== null)
+      .map((p) => ({ group, ...profileRecord(p), on_pareto_front: front.has(p) }));
+  });
+  return {
+    speedup: { columns: ['model', 'device', 'batch_size', 'hardware', 'engine', 'versus', 'throughput_sps', 'versus_throughput_sps', 'speedup'], rows: speedup },
+    sparsity: {
+      columns: ['dataset', 'model', 'sparsity', 'sparsity_kind', 'engine', 'device', 'batch_size', 'hardware', 'throughput_sps', 'accuracy', 'accuracy_metric', 'profile_id'],
+      rows: current.map((p) => ({
+        dataset: p.dataset_name, model: p.model_name, sparsity: p.sparsity_actual, sparsity_kind: p.sparsity_kind, engine: p.engine_name,
+        device: p.engine_device, batch_size: p.batch_size, hardware: p.hardware, throughput_sps: p.throughput_mean, accuracy: p.accuracy,
+        accuracy_metric: p.accuracyMetric, profile_id: p.profile_id,
+      })),
+    },
+    batch: {
+      columns: ['model', 'engine', 'device', 'hardware', 'batch_size', 'p50_ms', 'p99_ms', 'throughput_sps', 'profile_id'],
+      rows: current.map((p) => ({
+        model: p.model_name, engine: p.engine_name, device: p.engine_device, hardware: p.hardware, batch_size: p.batch_size,
+        p50_ms: p.predict_p50_ms, p99_ms: p.predict_p99_ms, throughput_sps: p.throughput_mean, profile_id: p.profile_id,
+      })),
+    },
+    pareto: { columns: ['group', ...PROFILE_COLUMNS, 'on_pareto_front'], rows: pareto },
+  };
+}
+
+function both(path: string, table: () => DataTable): DataFile[] {
+  return [
+    { path: `${path}.csv`, render: () => toCsv(table()) },
+    { path: `${path}.json`, render: () => toJson(table()) },
+  ];
+}
+
+/** Every file under data/ except the Parquet export (written by the build integration). */
+export function dataFiles(data: SiteData): DataFile[] {
+  const history = buildHistory(data.profiles);
+  let comparisons: ReturnType<typeof comparisonTables> | undefined;
+  const compare = (): ReturnType<typeof comparisonTables> => (comparisons ??= comparisonTables(data.profiles));
+  return [
+    ...both('leaderboard', () => profilesTable(data.profiles)),
+    ...both('models', () => groupSummary(data.models)),
+    ...both('engines', () => groupSummary(data.engines)),
+    ...data.models.flatMap((g) => both(`models/${g.slug}`, () => profilesTable(g.profiles))),
+    ...data.engines.flatMap((g) => both(`engines/${g.slug}`, () => profilesTable(g.profiles))),
+    ...(['speedup', 'sparsity', 'batch', 'pareto'] as const).flatMap((name) => both(`comparisons-${name}`, () => compare()[name])),
+    ...both('history', () => historyTable(history)),
+    ...history.flatMap((s) => both(`history/${s.slug}`, () => historyTable([s]))),
+    ...both('runs', () => ({ columns: ['run_id', 'name', 'started_at', 'finished_at', 'profiles', 'command'], rows: data.runs })),
+    ...data.profiles.flatMap((p) => [
+      { path: `profiles/${p.slug}.json`, render: () => `${JSON.stringify(fullProfile(data, p), null, 1)}\n` },
+      {
+        path: `profiles/${p.slug}.csv`,
+        render: () => {
+          const s = data.samples.get(p.profile_id);
+          const rows = s ? s.ns.map((ns, i) => ({ session: s.session[i], batch: s.batch[i], boundary: s.boundary[i], ns })) : [];
+          return toCsv({ columns: ['session', 'batch', 'boundary', 'ns'], rows });
+        },
+      },
+    ]),
+  ];
+}

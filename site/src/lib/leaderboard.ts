@@ -1,0 +1,30 @@
+import type { ProfileEntry } from './data.js';
+
+/** Rows per leaderboard page: keeps a page under ~300 KB however many Profiles the database holds. */
+export const LEADERBOARD_PAGE_SIZE = 1000;
+
+/** ok Profiles first, by model then rank; the rest after them, unranked, by model, engine, newest first. Nothing is dropped. */
+export function leaderboardOrder(profiles: ProfileEntry[]): ProfileEntry[] {
+  const ok = profiles
+    .filter((p) => p.status === 'ok')
+    .sort((a, b) => a.model_name.localeCompare(b.model_name) || (a.rank ?? 0) - (b.rank ?? 0));
+  const notOk = profiles
+    .filter((p) => p.status !== 'ok')
+    .sort(
+      (a, b) =>
+        a.model_name.localeCompare(b.model_name) || a.engine_name.localeCompare(b.engine_name) || b.created_at.localeCompare(a.created_at),
+    );
+  return [...ok, ...notOk];
+}
+
+export function leaderboardPages(profiles: ProfileEntry[]): ProfileEntry[][] {
+  const ordered = leaderboardOrder(profiles);
+  const pages: ProfileEntry[][] = [];
+  for (let i = 0; i < ordered.length; i += LEADERBOARD_PAGE_SIZE) pages.push(ordered.slice(i, i + LEADERBOARD_PAGE_SIZE));
+  return pages.length > 0 ? pages : [[]];
+}
+
+/** Page 1 is index.html; page n > 1 is leaderboard/n.html. */
+export function leaderboardHref(root: string, page: number): string {
+  return page === 1 ? `${root}index.html` : `${root}leaderboard/${page}.html`;
+}
