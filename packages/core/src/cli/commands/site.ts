@@ -155,6 +155,8 @@ async function serve(values: Record<string, unknown>): Promise<number> {
   const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
   const base = normaliseBase(typeof values.base === 'string' ? values.base : '/');
   const notFound = path.join(root, '404.html');
+  // Request paths arrive percent-encoded: a base with a space is /my%20reports/ on the wire.
+  const urlBase = encodeURI(base);
 
   const server = createServer((req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -163,12 +165,12 @@ async function serve(values: Record<string, unknown>): Promise<number> {
     }
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (base !== '/' && url.pathname === '/') {
-      res.writeHead(302, { Location: base }).end();
+      res.writeHead(302, { Location: urlBase }).end();
       return;
     }
     let relative: string;
     try {
-      relative = decodeURIComponent(url.pathname.startsWith(base) ? url.pathname.slice(base.length) : '\u0000');
+      relative = decodeURIComponent(url.pathname.startsWith(urlBase) ? url.pathname.slice(urlBase.length) : '\u0000');
     } catch {
       relative = '\u0000';
     }
@@ -189,7 +191,7 @@ async function serve(values: Record<string, unknown>): Promise<number> {
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  process.stdout.write(`Serving ${root} at http://${shownHost}:${address.port}${base} (Ctrl-C to stop)\n`);
+  process.stdout.write(`Serving ${root} at http://${shownHost}:${address.port}${urlBase} (Ctrl-C to stop)\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       server.close(() => resolve());

@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+// npm run bench:site — how long `pbh site build` takes on a database of 1,000 Profiles, and how heavy the
+// leaderboard page is. The Profiles come from one real `pbh run` of the bundled digits models, replicated
+// into new runs with SQL (new run_id / profile_id / created_at, everything else copied), so every page type
+// is built from real measurements. Targets: build under 60 s on a 2-core machine, leaderboard under 300 KB.
+// Needs `npm run build` and the bundled suite (npm run demo generates both).
+//   PROFILES=1000  how many Profiles to end with      KEEP=1  keep the temp folder (database and site)
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openStore } from '@pbh/core';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const pbh = path.join(root, 'packages', 'core', 'dist', 'cli', 'main.js');
+const suite = path.join(root, '.cache', 'suite');
+const TARGET_PROFILES = Number(process.env.PROFILES ?? 1000);
+const TARGET_BUILD_S = 60;
+const TARGET_LEADERBOARD_KB = 300;
+
+for (const needed of [pbh, path.join(suite, 'models', 'digits_cnn.onnx')]) {
+  if (!existsSync(needed)) {
+    process.stderr.write(`bench-site: ${needed} is missing. Run npm run build and .venv/bin/python python/generate_suite.py (or npm run demo) first.\n`);
+    process.exit(2);
+  }
+}
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'pbh-bench-site-'));
+const db = path.join(tmp, 'bench.duckdb');
+const out = path.join(tmp, 'site');
+const model = (name, file, extra = {}) => ({ name, path: path.join(suite, 'models', file), family: 'cnn', framework: 'numpy', weights: 'trained', ...extra });
+const config = {
+  name: 'bench-site',
+  seed: 0,
+  dataset: {
+    kind: 'npy',
+    name: 'digits-npy',
+    inputs: { x: path.join(suite, 'data', 'digits_x.npy') },
+    labels: path.join(suite, 'data', 'digits_y.npy'),
+    limit: 64,
+  },
+  models: [
+    model('digits_cnn', 'digits_cnn.onnx'),
+    model('digits_cnn_sparse50', 'digits_cnn_sparse50.onnx', { optimization: { sparsity: { kind: 'unstructured', target: 0.5 } } }),
+    model('digits_cnn_sparse80', 'digits_cnn_sparse80.onnx', { optimization: { sparsity: { kind: 'unstructured', target: 0.8 } } }),
+  ],
+  engines: [{ name: 'onnxruntime', options: { intraOpNumThreads: 2 } }, { name: 'openvino' }, { name: 'tvm' }],
+  batch_sizes: [1, 8],
+  warmup_batches: 1,
+  sessions: 3,
+  scorers: ['top1'],
+};
+const configFile = path.join(tmp, 'bench-site.json');
+writeFileSync(configFile, JSON.stringify(config, null, 2));
+
+function step(title, args) {
+  process.stdout.write(`\n== ${title}\n`);
+  const started = Date.now();
+  const r = spawnSync(process.execPath, [pbh, ...args], { cwd: root, stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8' });
+  return { status: r.status, stderr: r.stderr ?? '', seconds: (Date.now() - started) / 1000 };
+}
+
+const run = step('one real pbh run (3 models x 3 engines x 2 batch sizes)', ['run', configFile, '--db', db]);
+if (run.status !== 0 && run.status !== 1) {
+  process.stderr.write(run.stderr);
+  process.exit(1);
+}
+
+/** Copies every row of the real run under new ids, `copies` times, each copy one day earlier, until `total` Profiles. */
+async function replicate(total) {
+  const store = await openStore(db);
+  try {
+    return await store.withConnection(async (c) => {
+      const one = async (sql) => (await c.runAndReadAll(sql)).getRows()[0];
+      const [baseRun] = await one('SELECT run_id FROM runs ORDER BY started_at LIMIT 1');
+      const [perRun] = await one(`SELECT count(*)::INTEGER FROM profiles WHERE run_id = '${baseRun}'`);
+      let have = Number(perRun);
+      for (let copy = 1; have < total; copy++) {
+        const take = Math.min(Number(perRun), total - have);
+        const shift = `INTERVAL ${copy} DAY`;
+        await c.run('BEGIN TRANSACTION');
+        await c.run(`CREATE TEMP TABLE idmap AS SELECT profile_id AS old_id, uuid()::VARCHAR AS new_id FROM profiles
+                     WHERE run_id = '${baseRun}' ORDER BY profile_id LIMIT ${take}`);
+        await c.run(`CREATE TEMP TABLE newrun AS SELECT uuid()::VARCHAR AS run_id`);
+        await c.run(`INSERT INTO runs SELECT r.* REPLACE ((SELECT run_id FROM newrun) AS run_id, r.started_at - ${shift} AS started_at,
+                     r.finished_at - ${shift} AS finished_at) FROM runs r WHERE r.run_id = '${baseRun}'`);
+        await c.run(`INSERT INTO profiles SELECT p.* REPLACE (m.new_id AS profile_id, (SELECT run_id FROM newrun) AS run_id,
+                       p.created_at - ${shift} AS created_at,
+                       json_merge_patch(p.profile_json, json_object('profile_id', m.new_id, 'run_id', (SELECT run_id FROM newrun),
+                         'created_at', strftime(p.created_at - ${shift}, '%Y-%m-%dT%H:%M:%S.%gZ'))) AS profile_json)
+                     FROM profiles p JOIN idmap m ON m.old_id = p.profile_id`);
+        for (const table of ['sessions', 'samples', 'layers', 'scores']) {
+          await c.run(`INSERT INTO ${table} SELECT t.* REPLACE (m.new_id AS profile_id) FROM ${table} t JOIN idmap m ON m.old_id = t.profile_id`);
+        }
+        await c.run('DROP TABLE idmap');
+        await c.run('DROP TABLE newrun');
+        await c.run('COMMIT');
+        have += take;
+      }
+      const [profiles, runs, samples] = await one(
+        'SELECT (SELECT count(*) FROM profiles)::INTEGER, (SELECT count(*) FROM runs)::INTEGER, (SELECT count(*) FROM samples)::INTEGER',
+      );
+      return { profiles, runs, samples };
+    });
+  } finally {
+    await store.close();
+  }
+}
+
+process.stdout.write(`\n== replicating into ${TARGET_PROFILES} Profiles\n`);
+const made = await replicate(TARGET_PROFILES);
+process.stdout.write(`${made.profiles} Profiles in ${made.runs} runs, ${made.samples} raw samples\n`);
+
+const build = step('pbh site build', ['site', 'build', '--db', db, '--out', out]);
+if (build.status !== 0) {
+  process.stderr.write(build.stderr);
+  process.exit(1);
+}
+
+function folderBytes(dir, skip = new Set()) {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (skip.has(entry.name)) continue;
+    const full = path.join(dir, entry.name);
+    total += entry.isDirectory() ? folderBytes(full) : statSync(full).size;
+  }
+  return total;
+}
+
+const kb = (bytes) => bytes / 1024;
+const leaderboard = kb(statSync(path.join(out, 'index.html')).size);
+const profilePages = readdirSync(path.join(out, 'profiles')).map((f) => statSync(path.join(out, 'profiles', f)).size);
+const pages = readdirSync(out, { recursive: true }).filter((f) => String(f).endsWith('.html')).length;
+const verdict = (ok) => (ok ? 'ok' : 'OVER TARGET');
+process.stdout.write(`
+Site benchmark (${made.profiles} Profiles, ${os.cpus().length} CPUs)
+  build time (pbh site build, wall)   ${build.seconds.toFixed(1)} s   target < ${TARGET_BUILD_S} s: ${verdict(build.seconds < TARGET_BUILD_S)}
+  leaderboard page (index.html)       ${leaderboard.toFixed(1)} KB   target < ${TARGET_LEADERBOARD_KB} KB: ${verdict(leaderboard < TARGET_LEADERBOARD_KB)}
+  profile pages                        ${profilePages.length}, mean ${kb(profilePages.reduce((a, b) => a + b, 0) / profilePages.length).toFixed(1)} KB, max ${kb(Math.max(...profilePages)).toFixed(1)} KB
+  HTML pages                           ${pages}
+  site without duckdb-wasm             ${(folderBytes(out, new Set(['duckdb'])) / 1024 / 1024).toFixed(1)} MB
+`);
+if (process.env.KEEP === '1') process.stdout.write(`kept ${tmp} (database: ${db}, site: ${out})\n`);
+else rmSync(tmp, { recursive: true, force: true });

@@ -1,0 +1,408 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { EXPORTED_RELATIONS, openStore, ProfileSchema, runQuery } from '@pbh/core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const PBH = path.join(ROOT, 'packages', 'core', 'dist', 'cli', 'main.js');
+const SUITE = path.join(ROOT, '.cache', 'suite');
+const SHOTS = path.join(ROOT, 'site', 'test', 'screenshots');
+const CHROMIUM = '/usr/bin/chromium';
+const HOSTILE = '<script>alert(1)</script>';
+const BASE_PATH = '/nested/pbh results/';
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function pbh(args: string[], timeoutMs = 240_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [PBH, ...args], { cwd: ROOT, env: { ...process.env, FORCE_COLOR: '0' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** `pbh site serve` on a free port under a nested folder with a space: proves links are relative and base-independent. */
+function serve(dir: string): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [PBH, 'site', 'serve', '--dir', dir, '--port', '0', '--base', BASE_PATH], { cwd: ROOT });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`pbh site serve did not start: ${out}`)), 20_000);
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const match = / at (http:\/\/\S+) /.exec(out);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1] });
+      }
+    });
+    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => reject(new Error(`pbh site serve exited (${code}): ${out}`)));
+  });
+}
+
+async function profileCount(db: string): Promise<{ total: number; ok: number }> {
+  const store = await openStore(db, { readOnly: true });
+  try {
+    const result = await runQuery(store, "SELECT count(*)::INTEGER, count(*) FILTER (status = 'ok')::INTEGER FROM profiles");
+    return { total: Number(result.rows[0]?.[0]), ok: Number(result.rows[0]?.[1]) };
+  } finally {
+    await store.close();
+  }
+}
+
+const BROWSER_ARGS = [
+  '--no-sandbox',
+  '--headless',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** Everything that would show up as a problem in the browser, collected across all pages of a context. */
+interface Problems {
+  console: string[];
+  dialogs: string[];
+  failed: string[];
+}
+
+function watch(context: BrowserContext): Problems {
+  const problems: Problems = { console: [], dialogs: [], failed: [] };
+  context.on('page', (page) => {
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.console.push(`${page.url()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.console.push(`${page.url()}: ${e.message}`));
+    page.on('dialog', (d) => {
+      problems.dialogs.push(`${page.url()}: ${d.message()}`);
+      void d.dismiss();
+    });
+    page.on('requestfailed', (r) => {
+      // Leaving a page cancels what it was still loading (the SQL console's worker during the crawl): not a failure.
+      if (r.failure()?.errorText !== 'net::ERR_ABORTED') problems.failed.push(`${r.url()}: ${r.failure()?.errorText ?? 'failed'}`);
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400) problems.failed.push(`${r.url()}: HTTP ${r.status()}`);
+    });
+  });
+  return problems;
+}
+
+let tmp: string;
+let db: string;
+let out: string;
+let counts: { total: number; ok: number };
+let server: { child: ChildProcess; url: string };
+let context: BrowserContext;
+let problems: Problems;
+let page: Page;
+let buildResult: CliResult;
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'pbh-site-test-'));
+  db = path.join(tmp, 'results.duckdb');
+  out = path.join(tmp, 'site out');
+  const model = (name: string, file: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    path: path.join(SUITE, 'models', file),
+    family: 'cnn',
+    framework: 'numpy',
+    weights: 'trained',
+    ...extra,
+  });
+  const config = {
+    name: 'site-test',
+    seed: 0,
+    dataset: {
+      kind: 'npy',
+      name: 'digits-npy',
+      inputs: { x: path.join(SUITE, 'data', 'digits_x.npy') },
+      labels: path.join(SUITE, 'data', 'digits_y.npy'),
+      limit: 64,
+    },
+    models: [
+      model('digits_cnn', 'digits_cnn.onnx'),
+      model('digits_cnn_sparse50', 'digits_cnn_sparse50.onnx', { optimization: { sparsity: { kind: 'unstructured', target: 0.5 } } }),
+      model(HOSTILE, 'digits_cnn.onnx'),
+    ],
+    // openvino and tvm join when their packages are installed; otherwise their cells are failed Profiles, which the site must show.
+    engines: [{ name: 'onnxruntime', options: { intraOpNumThreads: 2 } }, { name: 'openvino' }, { name: 'tvm' }],
+    batch_sizes: [1, 8],
+    warmup_batches: 1,
+    sessions: 2,
+    scorers: ['top1'],
+  };
+  const configFile = path.join(tmp, 'site-test.json');
+  await writeFile(configFile, JSON.stringify(config, null, 2));
+  const run = await pbh(['run', configFile, '--db', db]);
+  if (run.code !== 0 && run.code !== 1) throw new Error(`pbh run failed (${run.code}): ${run.stderr}\n${run.stdout}`);
+  counts = await profileCount(db);
+
+  buildResult = await pbh(['site', 'build', '--db', db, '--out', out]);
+  if (buildResult.code !== 0) throw new Error(`pbh site build failed (${buildResult.code}): ${buildResult.stderr}`);
+  server = await serve(out);
+
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get update && apt-get install -y chromium`);
+  mkdirSync(SHOTS, { recursive: true });
+  context = await chromium.launchPersistentContext(path.join(tmp, 'chromium-profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: BROWSER_ARGS,
+    viewport: { width: 1280, height: 900 },
+  });
+  problems = watch(context);
+  page = await context.newPage();
+}, 300_000);
+
+afterAll(async () => {
+  await context?.close();
+  server?.child.kill('SIGTERM');
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+const url = (relative: string): string => new URL(relative, server.url).href;
+
+describe('pbh site build from a real pbh run', () => {
+  it('writes every page type, the downloads, the Parquet export and duckdb-wasm, and says where to open it', () => {
+    expect(counts.ok).toBeGreaterThan(0);
+    expect(buildResult.stdout).toContain(out);
+    expect(buildResult.stdout).toContain('pbh site serve');
+    for (const page of ['index.html', 'models.html', 'engines.html', 'comparisons.html', 'history.html', 'runs.html', 'sql.html', '404.html']) {
+      expect(existsSync(path.join(out, page)), page).toBe(true);
+    }
+    expect(readdirSync(path.join(out, 'profiles')).filter((f) => f.endsWith('.html'))).toHaveLength(counts.total);
+    expect(readdirSync(path.join(out, 'models')).filter((f) => f.endsWith('.html'))).toHaveLength(3);
+    expect(readdirSync(path.join(out, 'history')).filter((f) => f.endsWith('.html')).length).toBeGreaterThan(0);
+    for (const relation of EXPORTED_RELATIONS) expect(existsSync(path.join(out, 'data', 'parquet', `${relation}.parquet`)), relation).toBe(true);
+    for (const file of ['duckdb-eh.wasm', 'duckdb-mvp.wasm', 'duckdb-browser-eh.worker.js', 'duckdb-browser-mvp.worker.js']) {
+      expect(existsSync(path.join(out, 'duckdb', file)), file).toBe(true);
+    }
+  });
+
+  it('publishes every page as CSV and JSON, and each Profile in full', async () => {
+    const leaderboard = JSON.parse(readFileSync(path.join(out, 'data', 'leaderboard.json'), 'utf8')) as { status: string; model: string }[];
+    expect(leaderboard).toHaveLength(counts.total);
+    expect(leaderboard.some((row) => row.model === HOSTILE)).toBe(true);
+    const csv = readFileSync(path.join(out, 'data', 'leaderboard.csv'), 'utf8').trimEnd().split('\r\n');
+    expect(csv[0]).toMatch(/^profile_id,created_at,run_id,status,error,model,/);
+    expect(csv).toHaveLength(counts.total + 1);
+
+    const okRow = leaderboard.find((row) => row.status === 'ok') as unknown as { profile_id: string };
+    const profileFiles = readdirSync(path.join(out, 'data', 'profiles')).filter((f) => f.endsWith('.json'));
+    expect(profileFiles).toHaveLength(counts.total);
+    const profiles = profileFiles.map((f) => ProfileSchema.parse(JSON.parse(readFileSync(path.join(out, 'data', 'profiles', f), 'utf8'))));
+    const full = profiles.find((p) => p.profile_id === okRow.profile_id);
+    expect(full?.samples.length).toBeGreaterThan(0);
+    expect(full?.command).toMatch(/pbh run .* --only /);
+    for (const name of ['models', 'engines', 'history', 'runs', 'comparisons-speedup', 'comparisons-sparsity', 'comparisons-batch', 'comparisons-pareto']) {
+      expect(existsSync(path.join(out, 'data', `${name}.csv`)), name).toBe(true);
+      expect(() => JSON.parse(readFileSync(path.join(out, 'data', `${name}.json`), 'utf8')) as unknown).not.toThrow();
+    }
+  });
+
+  it('crawls every internal link from the leaderboard: none broken, none absolute, no console errors, no dialogs', async () => {
+    const pages = new Set<string>();
+    const resources = new Set<string>();
+    const queue = [url('index.html')];
+    const origin = new URL(server.url).origin;
+    const basePath = new URL(server.url).pathname;
+    while (queue.length > 0) {
+      const next = queue.shift()!;
+      if (pages.has(next)) continue;
+      pages.add(next);
+      const response = await page.goto(next);
+      expect(response?.status(), next).toBe(200);
+      const links = await page.$$eval('a[href], link[href], script[src]', (elements) =>
+        elements.map((e) => (e instanceof HTMLScriptElement ? e.src : (e as HTMLAnchorElement | HTMLLinkElement).href)),
+      );
+      for (const link of links) {
+        const target = new URL(link);
+        expect(target.origin, `${next} links outside the site: ${link}`).toBe(origin);
+        expect(target.pathname.startsWith(basePath), `${next} links above the site's folder: ${link}`).toBe(true);
+        target.hash = '';
+        if (target.pathname.endsWith('.html')) {
+          if (!pages.has(target.href)) queue.push(target.href);
+        } else {
+          resources.add(target.href);
+        }
+      }
+    }
+    for (const resource of resources) {
+      const response = await fetch(resource, { method: 'HEAD' });
+      expect(response.status, resource).toBe(200);
+    }
+    // Every page type was reached by following links alone.
+    const paths = [...pages].map((p) => decodeURIComponent(new URL(p).pathname.slice(basePath.length)));
+    for (const kind of [/^index\.html$/, /^models\//, /^engines\//, /^profiles\//, /^history\//, /^comparisons\.html$/, /^sql\.html$/, /^runs\.html$/]) {
+      expect(paths.some((p) => kind.test(p)), String(kind)).toBe(true);
+    }
+    expect(paths.filter((p) => p.startsWith('profiles/'))).toHaveLength(counts.total);
+    expect(problems.console).toEqual([]);
+    expect(problems.dialogs).toEqual([]);
+    expect(problems.failed).toEqual([]);
+  });
+
+  it('sorts and filters the leaderboard, keeping non-ok rows unranked at the bottom', async () => {
+    await page.goto(url('index.html'));
+    const okRows = page.locator('table#lb tbody tr:not(.x)');
+    const throughputs = async (): Promise<number[]> =>
+      (await okRows.locator('td:nth-child(7)').allTextContents()).map((t) => Number(t.replace(/,/g, '')));
+    await page.getByRole('button', { name: 'Samples/s' }).click();
+    const descending = await throughputs();
+    expect(descending.length).toBe(counts.ok);
+    expect(descending).toEqual([...descending].sort((a, b) => b - a));
+    await page.getByRole('button', { name: 'Samples/s' }).click();
+    const ascending = await throughputs();
+    expect(ascending).toEqual([...ascending].sort((a, b) => a - b));
+    // Failed/skipped rows stay after every ok row whatever the sort.
+    const classes = await page.locator('table#lb tbody tr').evaluateAll((rows) => rows.map((r) => r.className));
+    expect(classes.indexOf('x') === -1 || classes.slice(classes.indexOf('x')).every((c) => c === 'x')).toBe(true);
+
+    await page.locator('select[data-col="2"]').selectOption('onnxruntime');
+    const engines = await page.locator('table#lb tbody tr:not([hidden]) td:nth-child(3)').allTextContents();
+    expect(engines.length).toBeGreaterThan(0);
+    expect(new Set(engines)).toEqual(new Set(['onnxruntime']));
+    await page.locator('select[data-col="1"]').selectOption(HOSTILE);
+    const models = await page.locator('table#lb tbody tr:not([hidden]) td:nth-child(2)').allTextContents();
+    expect(new Set(models)).toEqual(new Set([HOSTILE]));
+    await expect.poll(() => page.locator('output[data-count]').textContent()).toMatch(/^\d+ of \d+ rows$/);
+    await page.locator('select[data-col="1"]').selectOption('');
+    await page.locator('select[data-col="2"]').selectOption('');
+    await page.locator('select[data-status]').selectOption('x');
+    const hidden = await page.locator('table#lb tbody tr:not([hidden])').evaluateAll((rows) => rows.map((r) => r.className));
+    expect(hidden.every((c) => c === 'x')).toBe(true);
+    expect(hidden.length).toBe(counts.total - counts.ok);
+    await page.locator('select[data-status]').selectOption('');
+    await page.screenshot({ path: path.join(SHOTS, 'leaderboard.png'), fullPage: false });
+  });
+
+  it('shows the hostile model name as text everywhere, and no dialog fires', async () => {
+    await page.goto(url('index.html'));
+    await expect.poll(() => page.getByText(HOSTILE, { exact: true }).first().isVisible()).toBe(true);
+    await page.getByRole('link', { name: HOSTILE }).first().click();
+    await expect.poll(() => page.locator('h1').textContent()).toBe(`Model: ${HOSTILE}`);
+    const injected = await page.evaluate(() => [...document.scripts].filter((s) => s.textContent?.includes('alert(1)')).length);
+    expect(injected).toBe(0);
+    await page.screenshot({ path: path.join(SHOTS, 'model-hostile.png'), fullPage: false });
+    expect(problems.dialogs).toEqual([]);
+  });
+
+  it('renders a Profile page with its charts, tables, system, config and reproduce command', async () => {
+    await page.goto(url('index.html'));
+    await page.locator('table#lb tbody tr:not(.x) a').first().click();
+    await expect.poll(() => page.locator('h2').allTextContents()).toEqual(
+      expect.arrayContaining(['Latency distribution', 'Stability across sessions', 'Per-layer breakdown', 'Achieved vs peak FLOP/s', 'Reproduce', 'System', 'Full config']),
+    );
+    const charts = await page.locator('svg[role="img"]').evaluateAll((svgs) =>
+      svgs.map((svg) => ({ title: svg.querySelector('title')?.textContent ?? '', desc: svg.querySelector('desc')?.textContent ?? '', text: svg.textContent ?? '' })),
+    );
+    expect(charts.length).toBeGreaterThanOrEqual(3);
+    for (const chart of charts) {
+      expect(chart.title.length).toBeGreaterThan(0);
+      expect(chart.desc.length).toBeGreaterThan(20);
+    }
+    expect(charts.some((c) => c.text.includes('Latency per batch (ms'))).toBe(true);
+    expect(await page.locator('pre code').first().textContent()).toMatch(/pbh run .* --only /);
+    await page.screenshot({ path: path.join(SHOTS, 'profile.png'), fullPage: true });
+    await page.goto(url('comparisons.html'));
+    await page.screenshot({ path: path.join(SHOTS, 'comparisons.png'), fullPage: false });
+    await page.goto(url('history.html'));
+    await page.locator('table#history a').first().click();
+    expect(await page.locator('body').textContent()).toContain("Welch's t-test");
+    await page.screenshot({ path: path.join(SHOTS, 'history.png'), fullPage: false });
+  });
+
+  it('runs SQL in the browser console against the published database, results as text', async () => {
+    await page.goto(url('sql.html'));
+    await expect.poll(() => page.locator('#sql-run').isEnabled(), { timeout: 60_000 }).toBe(true);
+    await page.locator('#sql-input').fill("SELECT count(*) AS n, count(*) FILTER (status = 'ok') AS ok FROM profiles");
+    await page.locator('#sql-run').click();
+    await expect.poll(() => page.locator('#sql-status').textContent(), { timeout: 30_000 }).toMatch(/^1 rows/);
+    expect(await page.locator('#sql-result td').allTextContents()).toEqual([String(counts.total), String(counts.ok)]);
+    await page.locator('#sql-input').fill(`SELECT DISTINCT model FROM leaderboard WHERE model LIKE '<script>%'`);
+    await page.locator('#sql-run').click();
+    await expect.poll(() => page.locator('#sql-result td').allTextContents(), { timeout: 30_000 }).toEqual([HOSTILE]);
+    await page.locator('#sql-input').fill('SELECT * FROM no_such_table');
+    await page.locator('#sql-run').click();
+    await expect.poll(() => page.locator('#sql-status').textContent(), { timeout: 30_000 }).toMatch(/Query failed: .*no_such_table/);
+    await page.locator('button.sql-example').first().click();
+    await expect.poll(() => page.locator('#sql-result tr').count(), { timeout: 30_000 }).toBeGreaterThan(1);
+    await page.screenshot({ path: path.join(SHOTS, 'sql-console.png'), fullPage: false });
+    expect(problems.console).toEqual([]);
+    expect(problems.failed).toEqual([]);
+  });
+
+  it('reads with JavaScript off: full leaderboard, SVG charts, no filter controls', async () => {
+    const noJs = await chromium.launchPersistentContext(path.join(tmp, 'chromium-nojs'), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: BROWSER_ARGS,
+      javaScriptEnabled: false,
+    });
+    try {
+      const p = await noJs.newPage();
+      await p.goto(url('index.html'));
+      expect(await p.locator('table#lb tbody tr').count()).toBe(counts.total);
+      expect(await p.locator('form.filters').isVisible()).toBe(false);
+      await p.goto(url('comparisons.html'));
+      expect(await p.locator('svg[role="img"]').count()).toBeGreaterThan(0);
+      expect(await p.locator('table.matrix').count()).toBeGreaterThan(0);
+    } finally {
+      await noJs.close();
+    }
+  });
+});
+
+describe('pbh site build edge cases', () => {
+  it('an empty database builds a helpful page instead of crashing', async () => {
+    const empty = path.join(tmp, 'empty.duckdb');
+    const store = await openStore(empty);
+    await store.close();
+    const emptyOut = path.join(tmp, 'empty-site');
+    const result = await pbh(['site', 'build', '--db', empty, '--out', emptyOut]);
+    expect(result.code, result.stderr).toBe(0);
+    const index = readFileSync(path.join(emptyOut, 'index.html'), 'utf8');
+    expect(index).toContain('No Profiles yet');
+    expect(index).toContain('pbh run configs/digits.yaml');
+    expect(readFileSync(path.join(emptyOut, 'comparisons.html'), 'utf8')).toContain('No ok Profiles to compare yet');
+  });
+
+  it('a database held by a running writer fails fast, naming the file and saying to wait or use a copy', async () => {
+    const busy = path.join(tmp, 'busy.duckdb');
+    const writer = await openStore(busy);
+    try {
+      const result = await pbh(['site', 'build', '--db', busy, '--out', path.join(tmp, 'busy-site')]);
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain(busy);
+      expect(result.stderr).toMatch(/locked/);
+      expect(result.stderr).toMatch(/Wait/);
+      expect(result.stderr).toMatch(/copy/);
+      expect(existsSync(path.join(tmp, 'busy-site', 'index.html'))).toBe(false);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it('a missing database says how to make one', async () => {
+    const result = await pbh(['site', 'build', '--db', path.join(tmp, 'nope.duckdb'), '--out', path.join(tmp, 'nope-site')]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/No PBH database at .*nope\.duckdb.*pbh run/);
+  });
+});

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { regularizedIncompleteBeta, welchTTest } from '../src/lib/welch.js';
+
+// Reference values from SciPy 1.17: scipy.stats.ttest_ind(b, a, equal_var=False) and scipy.special.betainc.
+const CASES = [
+  { a: [100, 102, 98], b: [110, 111, 109.5], t: 8.225238322051558, p: 0.006509205994866681, df: 2.5711857203569912 },
+  { a: [5.0, 5.1], b: [5.05, 5.2, 4.9, 5.0], t: -0.15617376188860854, p: 0.8842113738370951, df: 3.6202440775305167 },
+  { a: [1, 2, 3, 4, 5], b: [1.5, 2.5, 3.5, 4.5, 5.5, 6.5], t: 0.9607689228305228, p: 0.3617968162297748, df: 8.98936170212766 },
+  { a: [10, 10.5], b: [30, 31], t: 36.22430123549659, p: 0.003790603045850191, df: 1.4705882352941178 },
+];
+
+describe("Welch's t-test (History's change test)", () => {
+  it.each(CASES)('matches SciPy for a=$a b=$b', ({ a, b, t, p, df }) => {
+    const result = welchTTest(a, b);
+    expect(result?.t).toBeCloseTo(t, 10);
+    expect(result?.df).toBeCloseTo(df, 10);
+    expect(result?.p).toBeCloseTo(p, 10);
+  });
+
+  it('the regularized incomplete beta function matches SciPy', () => {
+    expect(regularizedIncompleteBeta(0.3, 2.5, 0.5)).toBeCloseTo(0.018927124071945658, 12);
+    expect(regularizedIncompleteBeta(0.95, 10, 0.5)).toBeCloseTo(0.31715157546554495, 12);
+  });
+
+  it('gives no test without two values a side, and handles zero spread', () => {
+    expect(welchTTest([1], [1, 2])).toBeNull();
+    expect(welchTTest([5, 5], [5, 5])?.p).toBe(1);
+    expect(welchTTest([5, 5], [6, 6])?.p).toBe(0);
+  });
+});
