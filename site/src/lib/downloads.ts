@@ -49,6 +49,11 @@ export function profilesTable(profiles: ProfileEntry[]): DataTable {
   return { columns: PROFILE_COLUMNS, rows: profiles.map(profileRecord) };
 }
 
+function bestThroughput(profiles: ProfileEntry[]): number | null {
+  const values = profiles.map((p) => p.throughput_mean).filter((v): v is number => v !== null);
+  return values.length === 0 ? null : Math.max(...values);
+}
+
 function groupSummary(groups: SiteData['models']): DataTable {
   return {
     columns: ['name', 'profiles', 'ok', 'not_ok', 'best_throughput_sps', 'latest'],
@@ -57,7 +62,7 @@ function groupSummary(groups: SiteData['models']): DataTable {
       profiles: g.profiles.length,
       ok: g.profiles.filter((p) => p.status === 'ok').length,
       not_ok: g.profiles.filter((p) => p.status !== 'ok').length,
-      best_throughput_sps: Math.max(...g.profiles.map((p) => p.throughput_mean ?? -Infinity)) === -Infinity ? null : Math.max(...g.profiles.map((p) => p.throughput_mean ?? -Infinity)),
+      best_throughput_sps: bestThroughput(g.profiles),
       latest: g.profiles.reduce((latest, p) => (p.created_at > latest ? p.created_at : latest), ''),
     })),
   };
