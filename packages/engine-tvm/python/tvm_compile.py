@@ -1,0 +1,181 @@
+"""ONNX -> Relax -> a VM executable for the host CPU, in the steps PBH times separately.
+
+The Relax pipeline is TVM's own CPU pipeline (relax.backend.cpu_generic.pipeline), split in two halves so MetaSchedule can
+run between them when tuning is on:
+  fuse:  DecomposeOpsForInference, then library dispatch + legalize passes (LegalizeOps, AnnotateTIROpPattern,
+         FoldConstant, FuseOps, FuseTIR): one TIR PrimFunc per fused kernel, e.g. fused_conv2d_add_relu.
+  lower: dataflow lowering + finalize passes, then TIR codegen with LLVM (tvm.compile with that half as relax_pipeline).
+Untuned kernels keep TOPI's default loop nests: TVM 0.27 attaches no CPU schedule to them (no parallel loops,
+no vectorisation unless LLVM finds it), which is what "TVM without tuning" means on a CPU.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import onnx
+import tvm
+from tvm import relax
+# The package __init__ does not re-export dataflow_lower_passes, so relax.pipeline's own dispatcher fails for llvm.
+from tvm.relax.backend.cpu_generic import pipeline as cpu_pipeline
+from tvm.relax.frontend.onnx import from_onnx
+from tvm.target import codegen
+
+ONNX_DTYPES = {
+    onnx.TensorProto.FLOAT: "float32",
+    onnx.TensorProto.DOUBLE: "float64",
+    onnx.TensorProto.FLOAT16: "float16",
+    onnx.TensorProto.INT8: "int8",
+    onnx.TensorProto.UINT8: "uint8",
+    onnx.TensorProto.INT32: "int32",
+    onnx.TensorProto.INT64: "int64",
+    onnx.TensorProto.BOOL: "bool",
+}
+
+
+class ModelError(Exception):
+    """The model cannot be read, imported or built by TVM; the message carries TVM's own words."""
+
+
+class RequestError(Exception):
+    """The load request does not fit the model (unknown input names, shapes left symbolic)."""
+
+
+@dataclass
+class GraphInput:
+    name: str
+    dtype: str
+    shape: list[int]
+
+
+def host_cpu() -> str:
+    """LLVM's name for this machine's CPU (e.g. znver3), as -mcpu takes it."""
+    return str(codegen.llvm_get_system_cpu())
+
+
+def make_target(mcpu: str, num_cores: int) -> tvm.target.Target:
+    # 0.27 accepts only the JSON-dict form ("llvm -mcpu=..." strings were removed).
+    return tvm.target.Target({"kind": "llvm", "mcpu": mcpu, "num-cores": num_cores})
+
+
+def read_onnx(model_path: str) -> onnx.ModelProto:
+    try:
+        return onnx.load(model_path)
+    except Exception as e:  # noqa: BLE001 - protobuf raises several unrelated types for a bad file
+        raise ModelError(f"onnx cannot read {model_path}: {type(e).__name__}: {e}") from e
+
+
+def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    """Inputs the caller feeds: graph inputs that are not initializers (older exporters list weights as inputs)."""
+    initializers = {init.name for init in model.graph.initializer}
+    return [value for value in model.graph.input if value.name not in initializers]
+
+
+def resolve_inputs(model: onnx.ModelProto, batch_size: int, requested: list[dict[str, Any]], model_path: str) -> list[GraphInput]:
+    """Concrete input shapes: the request's where given, else the model's with a symbolic leading dim = batch size."""
+    declared = graph_inputs(model)
+    by_name = {spec["name"]: spec for spec in requested}
+    known = [value.name for value in declared]
+    missing = sorted(set(by_name) - set(known))
+    if missing:
+        raise RequestError(f"{model_path} has no inputs named {missing} (it has {known})")
+    resolved: list[GraphInput] = []
+    for value in declared:
+        tensor_type = value.type.tensor_type
+        dtype = ONNX_DTYPES.get(tensor_type.elem_type)
+        if dtype is None:
+            raise ModelError(f"{model_path} input {value.name!r} has ONNX element type {tensor_type.elem_type}, which PBH cannot feed")
+        spec = by_name.get(value.name)
+        shape: list[int] = []
+        for axis, dim in enumerate(tensor_type.shape.dim):
+            fed = spec["shape"][axis] if spec and axis < len(spec["shape"]) else None
+            if isinstance(fed, int):
+                shape.append(fed)
+            elif dim.HasField("dim_value"):
+                shape.append(dim.dim_value)
+            elif axis == 0:
+                shape.append(batch_size)
+            else:
+                raise RequestError(
+                    f"{model_path} input {value.name!r} axis {axis} is symbolic ({dim.dim_param or '?'}): "
+                    "pass concrete shapes in the load request's inputs"
+                )
+        if spec and spec.get("dtype") and spec["dtype"] != dtype:
+            raise RequestError(f"{model_path} input {value.name!r} is {dtype}, the request says {spec['dtype']}")
+        resolved.append(GraphInput(value.name, dtype, shape))
+    return resolved
+
+
+def import_onnx(model: onnx.ModelProto, inputs: list[GraphInput], model_path: str) -> tvm.IRModule:
+    try:
+        return from_onnx(
+            model,
+            shape_dict={i.name: i.shape for i in inputs},
+            dtype_dict={i.name: i.dtype for i in inputs},
+        )
+    except Exception as e:  # noqa: BLE001 - the frontend raises whatever its converters raise
+        raise ModelError(f"TVM's ONNX frontend cannot import {model_path}: {type(e).__name__}: {e}") from e
+
+
+def fuse(mod: tvm.IRModule, target: tvm.target.Target, opt_level: int) -> tvm.IRModule:
+    """Legalize every Relax op to TIR and fuse them into kernels (FuseOps is skipped below opt_level 1)."""
+    with target, tvm.transform.PassContext(opt_level=opt_level):
+        passes = [relax.transform.DecomposeOpsForInference(), relax.transform.CanonicalizeBindings()]
+        passes += cpu_pipeline.library_dispatch_passes(target) + cpu_pipeline.legalize_passes(target)
+        return tvm.transform.Sequential(passes)(mod)
+
+
+def lower_and_build(mod: tvm.IRModule, target: tvm.target.Target, opt_level: int) -> Any:
+    @tvm.transform.module_pass(opt_level=0)
+    def lower(module: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
+        with target:
+            passes = cpu_pipeline.dataflow_lower_passes(target) + cpu_pipeline.finalize_passes(target)
+            return tvm.transform.Sequential(passes)(module)
+
+    with tvm.transform.PassContext(opt_level=opt_level):
+        return tvm.compile(mod, target, relax_pipeline=lower)
+
+
+def kernel_output_counts(mod: tvm.IRModule) -> dict[str, int]:
+    """{kernel symbol: number of outputs}: a kernel's last N arguments are its outputs (destination passing)."""
+    call_tir = tvm.ir.Op.get("relax.call_tir")
+    counts: dict[str, int] = {}
+    for _, func in mod.functions_items():
+        if not isinstance(func, relax.Function):
+            continue
+        for block in func.body.blocks:
+            for binding in block.bindings:
+                value = binding.value
+                if isinstance(value, relax.Call) and value.op.same_as(call_tir):
+                    out = value.ty_args[0]
+                    counts[value.args[0].name_hint] = len(out.fields) if isinstance(out, relax.TupleType) else 1
+    return counts
+
+
+def kernel_names(mod: tvm.IRModule) -> list[str]:
+    return sorted(gvar.name_hint for gvar, func in mod.functions_items() if isinstance(func, tvm.tirx.PrimFunc))
+
+
+def output_specs(mod: tvm.IRModule, model: onnx.ModelProto) -> list[dict[str, Any]]:
+    """Output specs from the imported function's return type, named after the ONNX graph outputs."""
+    ret = mod["main"].ret_ty
+    fields = list(ret.fields) if isinstance(ret, relax.TupleType) else [ret]
+    names = [value.name for value in model.graph.output]
+    if len(names) != len(fields):
+        names = [f"output_{i}" for i in range(len(fields))]
+    specs = []
+    for name, ty in zip(names, fields):
+        shape = [int(d) if isinstance(d, tvm.tirx.IntImm) else str(d) for d in ty.shape.values] if ty.shape is not None else []
+        specs.append({"name": name, "dtype": str(ty.dtype), "shape": shape})
+    return specs
+
+
+def to_device(array: np.ndarray, device: tvm.runtime.Device) -> Any:
+    return tvm.runtime.tensor(np.ascontiguousarray(array), device)
+
+
+def available_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -1,0 +1,256 @@
+"""Apache TVM (Relax) runtime for PBH's native worker protocol (docs/worker-protocol.md).
+
+- load: onnx.load -> relax.frontend.onnx.from_onnx with the concrete input shapes -> TVM's CPU Relax pipeline
+  (tvm_compile.py) -> optional in-process MetaSchedule tuning (tvm_tuning.py) -> LLVM for the host CPU
+  (-mcpu from LLVM's host CPU name, num-cores = threads) -> relax.VirtualMachine. Builds may be served from the
+  compiled-library cache (tvm_cache.py); a hit reports the original build's compile_ms and cache_hit=true.
+- infer: numpy -> tvm tensors -> vm["main"] -> numpy (tuple results give several outputs).
+- bench: vm.time_evaluator on a saved closure over the resident input, number=1, repeat=iterations: one entry per
+  model run, measured by TVM's own timer, no Python in the loop.
+- profile: per-kernel times through vm.set_instrument (tvm_layers.py), mean per iteration.
+"""
+
+from __future__ import annotations
+
+import os
+
+# TVM sizes its thread pool once, from TVM_NUM_THREADS, on first use; its own default ignores half the logical CPUs
+# (hyper-threading), i.e. 1 thread on a 2-vCPU machine. Size it for every core we may use; load narrows it.
+os.environ.setdefault("TVM_NUM_THREADS", str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+import gc  # noqa: E402
+import time  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+import tvm  # noqa: E402
+import tvm_ffi  # noqa: E402
+from tvm import relax  # noqa: E402
+from tvm.target import codegen  # noqa: E402
+
+import tvm_cache  # noqa: E402
+import tvm_compile  # noqa: E402
+from pbh_worker import Runtime, WorkerError, run_worker  # noqa: E402
+from tvm_layers import KernelTimer  # noqa: E402
+
+# Bump when the pipeline changes what a build produces, so stale cache entries stop matching.
+PIPELINE_VERSION = 1
+OPTIONS = {"threads", "optLevel", "mcpu", "tune", "tuneTrialsPerTask", "tuneBudgetS", "cache", "cacheDir"}
+DEFAULTS: dict[str, Any] = {"optLevel": 3, "tune": False, "tuneTrialsPerTask": 8, "tuneBudgetS": 600, "cache": True}
+_AFFINITY_BIG_CORES = 1  # threading::ThreadGroup::kBig: TVM's default mode on x86
+
+
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(options) - OPTIONS)
+    if unknown:
+        raise WorkerError("bad_request", f"unknown tvm options {unknown} (known: {sorted(OPTIONS)})")
+    resolved = {**DEFAULTS, **{k: v for k, v in options.items() if v is not None}}
+    if not isinstance(resolved["optLevel"], int) or not 0 <= resolved["optLevel"] <= 4:
+        raise WorkerError("bad_request", f"optLevel must be an integer 0..4, got {resolved['optLevel']!r}")
+    if "threads" in resolved and (not isinstance(resolved["threads"], int) or resolved["threads"] < 1):
+        raise WorkerError("bad_request", f"threads must be an integer >= 1, got {resolved['threads']!r}")
+    return resolved
+
+
+def _set_threads(threads: int) -> int:
+    """Resize TVM's pool (it cannot grow past its first size, TVM_NUM_THREADS); returns the threads it now runs."""
+    tvm.get_global_func("runtime.config_threadpool")(_AFFINITY_BIG_CORES, threads)
+    return int(tvm.get_global_func("runtime.NumThreads")())
+
+
+def _model_error(e: tvm_compile.ModelError) -> WorkerError:
+    return WorkerError("unsupported_model", str(e))
+
+
+class TVMRuntime(Runtime):
+    def __init__(self) -> None:
+        self.device = tvm.cpu()
+        self.vm: relax.VirtualMachine | None = None
+        self.main: Any = None
+        self.inputs: list[tvm_compile.GraphInput] = []
+        self.outputs: list[dict[str, Any]] = []
+        self.output_counts: dict[str, int] = {}
+
+    def hello(self) -> dict[str, Any]:
+        return {
+            "runtime": "tvm",
+            "version": tvm.__version__,
+            "devices": ["cpu"],
+            "details": {
+                "llvm": str(codegen.llvm_version_major()),
+                "host_cpu": tvm_compile.host_cpu(),
+                "tvm_ffi": str(tvm_ffi.__version__),
+                "tvm_num_threads": os.environ.get("TVM_NUM_THREADS", ""),
+            },
+        }
+
+    def load(self, model_path, batch_size, device, options, inputs):
+        opts = _options(options)
+        if device.lower() != "cpu":
+            raise WorkerError("bad_request", f"the tvm engine builds for the host CPU (llvm) only; device {device!r} is not supported: use device cpu")
+        threads = _set_threads(int(opts.get("threads") or tvm_compile.available_cores()))
+        mcpu = str(opts.get("mcpu") or tvm_compile.host_cpu())
+        target = tvm_compile.make_target(mcpu, threads)
+        self.vm = self.main = None
+
+        try:
+            model = tvm_compile.read_onnx(model_path)
+            self.inputs = tvm_compile.resolve_inputs(model, batch_size, inputs, model_path)
+        except tvm_compile.ModelError as e:
+            raise _model_error(e) from e
+        except tvm_compile.RequestError as e:
+            raise WorkerError("bad_request", str(e)) from e
+
+        facts: dict[str, Any] = {
+            "device": "cpu",
+            "target": str(target),
+            "mcpu": mcpu,
+            "host_cpu": tvm_compile.host_cpu(),
+            "threads": threads,
+            "opt_level": opts["optLevel"],
+            "tune": bool(opts["tune"]),
+            "tvm_version": tvm.__version__,
+            "requested": options,
+            "compile_ms_covers": "onnx.load + from_onnx (import_ms) + Relax pipeline, tuning (tune_ms) and LLVM codegen (build_ms)",
+        }
+        if opts["tune"]:
+            facts.update({"tune_trials_per_task": opts["tuneTrialsPerTask"], "tune_budget_s": opts["tuneBudgetS"], "tune_seed": self.seed})
+        key_parts = {
+            "model_sha256": tvm_cache.file_sha256(model_path),
+            "inputs": [[i.name, i.dtype, i.shape] for i in self.inputs],
+            "target": str(target),
+            "opt_level": opts["optLevel"],
+            "tune": [opts["tuneTrialsPerTask"], opts["tuneBudgetS"], self.seed] if opts["tune"] else False,
+            "tvm": tvm.__version__,
+            "pipeline": PIPELINE_VERSION,
+        }
+        key = tvm_cache.cache_key(key_parts)
+        cache_dir = os.path.abspath(str(opts.get("cacheDir") or os.path.join(".cache", "tvm")))
+        facts.update({"cache": bool(opts["cache"]), "cache_key": key})
+        if opts["cache"]:
+            facts["cache_dir"] = cache_dir
+
+        hit = tvm_cache.lookup(cache_dir, key) if opts["cache"] else None
+        if hit is not None:
+            library, meta = hit
+            start = time.perf_counter()
+            self.vm = relax.VirtualMachine(tvm.runtime.load_module(library), self.device)
+            facts.update(meta["facts"])
+            facts.update({"cache_hit": True, "cache_load_ms": (time.perf_counter() - start) * 1000})
+            self.outputs = meta["outputs"]
+            self.output_counts = meta["kernel_output_counts"]
+            compile_ms = float(meta["compile_ms"])
+        else:
+            executable, build_facts, compile_ms = self._build(model, model_path, target, opts, threads)
+            facts.update(build_facts)
+            facts["cache_hit"] = False
+            self.vm = relax.VirtualMachine(executable, self.device)
+            if opts["cache"]:
+                start = time.perf_counter()
+                meta = {"compile_ms": compile_ms, "facts": build_facts, "outputs": self.outputs, "kernel_output_counts": self.output_counts, "key": key_parts}
+                tvm_cache.store(cache_dir, key, executable, meta)
+                facts["cache_write_ms"] = (time.perf_counter() - start) * 1000
+        self.main = self.vm["main"]
+        return {
+            "compile_ms": compile_ms,
+            "inputs": [{"name": i.name, "dtype": i.dtype, "shape": i.shape} for i in self.inputs],
+            "outputs": self.outputs,
+            "facts": facts,
+        }
+
+    def _build(self, model, model_path, target, opts, threads) -> tuple[Any, dict[str, Any], float]:
+        facts: dict[str, Any] = {}
+        start = time.perf_counter()
+        try:
+            mod = tvm_compile.import_onnx(model, self.inputs, model_path)
+        except tvm_compile.ModelError as e:
+            raise _model_error(e) from e
+        self.outputs = tvm_compile.output_specs(mod, model)
+        facts["import_ms"] = (time.perf_counter() - start) * 1000
+
+        start = time.perf_counter()
+        try:
+            fused = tvm_compile.fuse(mod, target, opts["optLevel"])
+        except Exception as e:  # noqa: BLE001 - TVM raises many types (TVMError, ValueError, InternalError)
+            raise WorkerError("unsupported_model", f"TVM cannot legalize/fuse {model_path}: {type(e).__name__}: {e}") from e
+        fuse_s = time.perf_counter() - start
+        self.output_counts = tvm_compile.kernel_output_counts(fused)
+        facts["kernels"] = len(tvm_compile.kernel_names(fused))
+
+        tune_s = 0.0
+        if opts["tune"]:
+            import tvm_tuning  # noqa: PLC0415 - MetaSchedule is heavy and only needed when tuning
+
+            start = time.perf_counter()
+            try:
+                fused, report = tvm_tuning.tune(
+                    fused, target, threads=threads, trials_per_task=opts["tuneTrialsPerTask"], budget_s=float(opts["tuneBudgetS"]), seed=self.seed
+                )
+            except Exception as e:  # noqa: BLE001 - any MetaSchedule failure is reported with its own message
+                raise WorkerError("runtime_error", f"MetaSchedule tuning of {model_path} failed: {type(e).__name__}: {e}") from e
+            tune_s = time.perf_counter() - start
+            facts.update(report.facts())
+            facts["tune_ms"] = tune_s * 1000
+            facts["pipeline"] = "relax cpu_generic (DecomposeOpsForInference, legalize, FuseOps/FuseTIR) + MetaSchedule schedules + LLVM"
+        else:
+            facts["pipeline"] = "relax cpu_generic (DecomposeOpsForInference, legalize, FuseOps/FuseTIR) + LLVM; kernels unscheduled"
+
+        start = time.perf_counter()
+        try:
+            executable = tvm_compile.lower_and_build(fused, target, opts["optLevel"])
+        except Exception as e:  # noqa: BLE001 - as above
+            raise WorkerError("unsupported_model", f"TVM cannot build {model_path} for {target}: {type(e).__name__}: {e}") from e
+        facts["build_ms"] = (fuse_s + time.perf_counter() - start) * 1000
+        compile_ms = facts["import_ms"] + facts["build_ms"] + tune_s * 1000
+        return executable, facts, compile_ms
+
+    def _args(self, inputs: dict[str, np.ndarray]) -> list[Any]:
+        args = []
+        for spec in self.inputs:
+            array = inputs.get(spec.name)
+            if array is None:
+                raise WorkerError("bad_request", f"missing input {spec.name!r} (the model takes {[i.name for i in self.inputs]})")
+            if list(array.shape) != spec.shape or str(array.dtype) != spec.dtype:
+                raise WorkerError(
+                    "bad_request",
+                    f"input {spec.name!r} is {array.dtype}{list(array.shape)} but the model was built for {spec.dtype}{spec.shape}: "
+                    "TVM compiles static shapes, prepare the model again for this batch size",
+                )
+            args.append(tvm_compile.to_device(array, self.device))
+        return args
+
+    def _outputs(self, result: Any) -> dict[str, np.ndarray]:
+        tensors = [result] if isinstance(result, tvm.runtime.Tensor) else list(result)
+        return {spec["name"]: tensor.numpy() for spec, tensor in zip(self.outputs, tensors)}
+
+    def infer(self, inputs):
+        return self._outputs(self.main(*self._args(inputs)))
+
+    def bench(self, inputs, iterations):
+        self.vm.save_function("main", "pbh_bench", *self._args(inputs), include_return=False)
+        # time_evaluator runs once untimed first, then `repeat` timed runs of `number` calls each.
+        result = self.vm.time_evaluator("pbh_bench", self.device, number=1, repeat=iterations)()
+        return [round(seconds * 1e9) for seconds in result.results]
+
+    def profile(self, inputs, iterations):
+        args = self._args(inputs)
+        self.main(*args)
+        timer = KernelTimer(self.output_counts)
+        # The hook allocates Python objects for every call's arguments; a GC pass there would land inside a kernel's time.
+        gc.collect()
+        gc.disable()
+        self.vm.set_instrument(timer.hook())
+        try:
+            for _ in range(iterations):
+                self.main(*args)
+        finally:
+            self.vm.set_instrument(None)
+            gc.enable()
+        return timer.layers(iterations)
+
+    def close(self) -> None:
+        self.vm = self.main = None
+
+
+if __name__ == "__main__":
+    run_worker(TVMRuntime())

@@ -1,0 +1,236 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import * as ort from 'onnxruntime-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { findVenvPython, liveWorkerCount, loadDataset, type PreparedModel, type Tensor } from '@pbh/core';
+import plugin, { tvmEngine, TVMOptionsSchema } from '../src/index.js';
+import { suiteData, suiteModel } from '../../../test/suite.js';
+
+let workDir: string;
+let cacheDir: string;
+let mixedIo: string;
+let celu: string;
+const prepared: PreparedModel[] = [];
+
+beforeAll(async () => {
+  workDir = await mkdtemp(path.join(os.tmpdir(), 'pbh-tvm-'));
+  cacheDir = path.join(workDir, 'cache');
+  const python = findVenvPython()!.python;
+  [mixedIo, celu] = (await execa(python, [path.join(import.meta.dirname, 'fixtures', 'make_models.py'), workDir])).stdout.trim().split('\n') as [string, string];
+});
+afterEach(async () => {
+  await Promise.all(prepared.splice(0).map((m) => m.dispose()));
+});
+afterAll(async () => {
+  await rm(workDir, { recursive: true, force: true });
+});
+
+async function prepare(model: string, batchSize: number, options: Record<string, unknown> = {}, modelPath = suiteModel(model)) {
+  const m = await tvmEngine.prepare({
+    model: { name: model, path: modelPath, workDir },
+    batchSize,
+    device: 'cpu',
+    options: TVMOptionsSchema.parse({ cacheDir, ...options }),
+    inputs: [{ name: 'input', dtype: 'float32', shape: [batchSize, 1, 8, 8] }],
+    seed: 0,
+  });
+  prepared.push(m);
+  return m;
+}
+
+async function digitsBatch(n: number): Promise<Tensor> {
+  const ds = await loadDataset({ kind: 'npy', inputs: { input: suiteData('digits_x.npy') }, labels: suiteData('digits_y.npy') }, '/');
+  return ds.read(0, n).inputs.input!;
+}
+
+async function ortLogits(modelPath: string, x: Tensor): Promise<Float32Array> {
+  const session = await ort.InferenceSession.create(modelPath);
+  const out = await session.run({ [session.inputNames[0]!]: new ort.Tensor('float32', x.data as Float32Array, x.dims) });
+  await session.release();
+  return out[session.outputNames[0]!]!.data as Float32Array;
+}
+
+function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  expect(a.length).toBe(b.length);
+  let max = 0;
+  for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i]! - b[i]!));
+  return max;
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+describe('@pbh/engine-tvm', () => {
+  it('is a plugin whose engine probes the real runtime', async () => {
+    expect(plugin.name).toBe('@pbh/engine-tvm');
+    expect(plugin.engines).toEqual([tvmEngine]);
+    const availability = await tvmEngine.probe();
+    expect(availability).toMatchObject({ available: true, version: '0.27.0.post1', devices: ['cpu'] });
+    expect(availability.available && availability.details?.host_cpu).toMatch(/\w+/);
+  });
+
+  it.each([1, 8])('predicts the same logits as onnxruntime on the digits CNN at batch %i', async (batch) => {
+    const x = await digitsBatch(batch);
+    const model = await prepare('digits_cnn', batch, { cache: false });
+    expect(model.inputs).toEqual([{ name: 'input', dtype: 'float32', shape: [batch, 1, 8, 8] }]);
+    expect(model.outputs).toEqual([{ name: 'logits', dtype: 'float32', shape: [batch, 10] }]);
+    expect(model.facts).toMatchObject({ device: 'cpu', opt_level: 3, tune: false, cache: false, runtimeVersion: '0.27.0.post1' });
+    const facts = model.facts as Record<string, number>;
+    expect(facts.import_ms).toBeGreaterThan(0);
+    expect(facts.build_ms).toBeGreaterThan(0);
+    expect(model.compileMs).toBeCloseTo(facts.import_ms + facts.build_ms, 6);
+    expect(facts.threads).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(model.facts!.target as string)).toMatchObject({ kind: 'llvm', mcpu: model.facts!.host_cpu, 'num-cores': facts.threads });
+
+    const result = await model.predict({ input: x });
+    expect(result.outputs.logits!.dims).toEqual([batch, 10]);
+    expect(maxAbsDiff(result.outputs.logits!.data as Float32Array, await ortLogits(suiteModel('digits_cnn'), x))).toBeLessThan(1e-4);
+    expect(result.engineNs! > 0n).toBe(true);
+  });
+
+  it('serves a second prepare from the compiled-library cache and reports the original compile time', async () => {
+    const x = await digitsBatch(2);
+    const first = await prepare('digits_cnn', 2);
+    expect(first.facts).toMatchObject({ cache: true, cache_hit: false, cache_dir: cacheDir });
+    const second = await prepare('digits_cnn', 2);
+    expect(second.facts).toMatchObject({ cache_hit: true, cache_key: first.facts!.cache_key });
+    expect(second.compileMs).toBe(first.compileMs);
+    expect(second.facts!.build_ms).toBe(first.facts!.build_ms);
+    const [a, b] = await Promise.all([first.predict({ input: x }), second.predict({ input: x })]);
+    expect(Array.from(b.outputs.logits!.data as Float32Array)).toEqual(Array.from(a.outputs.logits!.data as Float32Array));
+    // A different build option is a different key.
+    const other = await prepare('digits_cnn', 2, { optLevel: 2 });
+    expect(other.facts).toMatchObject({ cache_hit: false });
+    expect(other.facts!.cache_key).not.toBe(first.facts!.cache_key);
+  });
+
+  it('fuses less at optLevel 0: every op is its own kernel', async () => {
+    const fused = await prepare('digits_cnn', 1, { cache: false });
+    const unfused = await prepare('digits_cnn', 1, { cache: false, optLevel: 0 });
+    expect(unfused.facts!.kernels as number).toBeGreaterThan(fused.facts!.kernels as number);
+  });
+
+  it('moves float32, int32, bool and int64 tensors through a multi-output model', async () => {
+    const model = await tvmEngine.prepare({
+      model: { name: 'mixed_io', path: mixedIo, workDir },
+      batchSize: 2,
+      device: 'cpu',
+      options: TVMOptionsSchema.parse({ cache: false }),
+      inputs: [
+        { name: 'a', dtype: 'float32', shape: [2, 3] },
+        { name: 'b', dtype: 'int32', shape: [2, 3] },
+      ],
+      seed: 0,
+    });
+    prepared.push(model);
+    expect(model.outputs.map((o) => [o.name, o.dtype, o.shape])).toEqual([
+      ['sum', 'float32', [2, 3]],
+      ['positive', 'bool', [2, 3]],
+      ['count', 'int64', [2, 3]],
+    ]);
+    const { outputs } = await model.predict({
+      a: { dtype: 'float32', dims: [2, 3], data: new Float32Array([-1, 0.5, 2, 3, -4, 0]) },
+      b: { dtype: 'int32', dims: [2, 3], data: new Int32Array([1, 2, 3, -4, 5, 6]) },
+    });
+    expect(Array.from(outputs.sum!.data as Float32Array)).toEqual([0, 2.5, 5, -1, 1, 6]);
+    expect(Array.from(outputs.positive!.data as Uint8Array)).toEqual([0, 1, 1, 1, 0, 0]);
+    expect(Array.from(outputs.count!.data as BigInt64Array)).toEqual([2n, 4n, 6n, -8n, 10n, 12n]);
+  });
+
+  it('benches model-only with time_evaluator and profiles kernels whose times add up to the model time', async () => {
+    const x = await digitsBatch(4);
+    const model = await prepare('digits_cnn', 4, { cache: false });
+    const engine: number[] = [];
+    for (let i = 0; i < 10; i++) engine.push(Number((await model.predict({ input: x })).engineNs!));
+    const bench = await model.bench!({ input: x }, 30);
+    expect(bench.iterationNs).toHaveLength(30);
+    expect(bench.iterationNs.every((ns) => Number.isInteger(ns) && ns > 0)).toBe(true);
+    // Both time the same compiled model; infer adds tensor conversion around the VM call.
+    expect(median(bench.iterationNs)).toBeLessThan(median(engine) * 2);
+    expect(median(bench.iterationNs)).toBeGreaterThan(median(engine) / 5);
+
+    const layers = await model.layerProfile!({ input: x }, 5);
+    const conv = layers.filter((l) => l.opType === 'conv2d');
+    expect(conv).toHaveLength(2);
+    expect(conv.map((l) => l.outputShapes).sort()).toEqual(['[4,16,8,8]', '[4,32,8,8]']);
+    expect(conv.every((l) => l.calls === 5 && l.inputShapes!.startsWith('[4,'))).toBe(true);
+    expect(layers.map((l) => l.opType)).toEqual(expect.arrayContaining(['conv2d', 'max_pool2d', 'matmul']));
+    expect(layers.every((l) => l.meanNs > 0 && !l.name.startsWith('vm.builtin'))).toBe(true);
+    const total = layers.reduce((s, l) => s + l.meanNs, 0);
+    expect(total).toBeGreaterThan(median(bench.iterationNs) * 0.5);
+    expect(total).toBeLessThan(median(bench.iterationNs) * 2);
+    // Profiling leaves the model answering normally.
+    expect((await model.predict({ input: x })).outputs.logits!.dims).toEqual([4, 10]);
+  });
+
+  it('tunes with MetaSchedule when asked and still matches onnxruntime', async () => {
+    const x = await digitsBatch(2);
+    const model = await prepare('digits_cnn', 2, { cache: false, tune: true, tuneTrialsPerTask: 2 });
+    const facts = model.facts as Record<string, unknown>;
+    expect(facts).toMatchObject({ tune: true, tune_trials_per_task: 2, tune_budget_exhausted: false });
+    expect(facts.tuned_kernels as number).toBeGreaterThan(0);
+    expect(facts.tune_trials as number).toBeGreaterThan(0);
+    expect(model.compileMs).toBeCloseTo((facts.import_ms as number) + (facts.build_ms as number) + (facts.tune_ms as number), 6);
+    const { outputs } = await model.predict({ input: x });
+    expect(maxAbsDiff(outputs.logits!.data as Float32Array, await ortLogits(suiteModel('digits_cnn'), x))).toBeLessThan(1e-4);
+  });
+
+  it("fails to prepare with TVM's own message for an op its ONNX frontend lacks", async () => {
+    const error = (await tvmEngine
+      .prepare({
+        model: { name: 'celu', path: celu, workDir },
+        batchSize: 1,
+        device: 'cpu',
+        options: TVMOptionsSchema.parse({ cache: false }),
+        inputs: [],
+        seed: 0,
+      })
+      .catch((e: unknown) => e)) as Error;
+    expect(error).toBeInstanceOf(Error);
+    expect(error.message).toContain(`tvm could not load ${celu}`);
+    expect(error.message).toContain('OpNotImplemented: The following operators are not supported for frontend ONNX: Celu');
+  });
+
+  it('fails to prepare with the reader’s message for a file that is not ONNX', async () => {
+    const bad = path.join(workDir, 'not-a-model.onnx');
+    await writeFile(bad, 'garbage');
+    const error = (await prepare('broken', 1, {}, bad).catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain(`tvm could not load ${bad}`);
+    expect(error.message).toMatch(/onnx cannot read .*not-a-model\.onnx: DecodeError/);
+  });
+
+  it('names what is wrong with the request: input names, device, batch size at predict', async () => {
+    const request = { model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir }, batchSize: 1, options: TVMOptionsSchema.parse({ cacheDir }), seed: 0 };
+    const badName = (await tvmEngine
+      .prepare({ ...request, device: 'cpu', inputs: [{ name: 'pixels', dtype: 'float32', shape: [1, 1, 8, 8] }] })
+      .catch((e: unknown) => e)) as Error;
+    expect(badName.message).toContain("has no inputs named ['pixels'] (it has ['input'])");
+    const gpu = (await tvmEngine.prepare({ ...request, device: 'gpu', inputs: [] }).catch((e: unknown) => e)) as Error;
+    expect(gpu.message).toContain("device 'gpu' is not supported");
+
+    const model = await prepare('digits_cnn', 1);
+    const error = (await model.predict({ input: await digitsBatch(3) }).catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain("input 'input' is float32[3, 1, 8, 8] but the model was built for float32[1, 1, 8, 8]");
+  });
+
+  it('reports the worker pid and its memory, and disposes it', async () => {
+    const model = await prepare('digits_cnn', 1);
+    const pid = model.pid!();
+    expect(() => process.kill(pid, 0)).not.toThrow();
+    expect((await model.memory!()).rssBytes).toBeGreaterThan(20_000_000);
+    await model.dispose();
+    prepared.length = 0;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(liveWorkerCount()).toBe(0);
+  });
+
+  it('validates options', () => {
+    expect(TVMOptionsSchema.parse({})).toEqual({ optLevel: 3, tune: false, tuneTrialsPerTask: 8, tuneBudgetS: 600, cache: true });
+    expect(() => TVMOptionsSchema.parse({ optLevel: 5 })).toThrow();
+    expect(() => TVMOptionsSchema.parse({ threads: 0 })).toThrow();
+    expect(() => TVMOptionsSchema.parse({ opt_level: 2 })).toThrow();
+    expect(TVMOptionsSchema.parse({ threads: 2, mcpu: 'x86-64', tune: true })).toMatchObject({ threads: 2, mcpu: 'x86-64', tune: true });
+  });
+});
