@@ -33,8 +33,8 @@ import tvm_compile  # noqa: E402
 from pbh_worker import Runtime, WorkerError, run_worker  # noqa: E402
 from tvm_layers import KernelTimer  # noqa: E402
 
-# Bump when the pipeline changes what a build produces, so stale cache entries stop matching.
-PIPELINE_VERSION = 1
+# Bump when the pipeline changes what a build produces or what its timings cover, so stale cache entries stop matching.
+PIPELINE_VERSION = 2
 OPTIONS = {"threads", "optLevel", "mcpu", "tune", "tuneTrialsPerTask", "tuneBudgetS", "cache", "cacheDir"}
 DEFAULTS: dict[str, Any] = {"optLevel": 3, "tune": False, "tuneTrialsPerTask": 8, "tuneBudgetS": 600, "cache": True}
 _AFFINITY_BIG_CORES = 1  # threading::ThreadGroup::kBig: TVM's default mode on x86
