@@ -136,9 +136,14 @@ class TVMRuntime(Runtime):
 
         hit = tvm_cache.lookup(cache_dir, key) if opts["cache"] else None
         if hit is not None:
-            library, meta = hit
             start = time.perf_counter()
-            self.vm = relax.VirtualMachine(tvm.runtime.load_module(library), self.device)
+            try:
+                self.vm = relax.VirtualMachine(tvm.runtime.load_module(hit[0]), self.device)
+            except Exception as e:  # noqa: BLE001 - an unreadable entry is a miss; the build below replaces nothing
+                facts["cache_error"] = f"cannot load {hit[0]}: {type(e).__name__}: {e}; delete that folder to rebuild it"
+                hit = None
+        if hit is not None:
+            meta = hit[1]
             facts.update(meta["facts"])
             facts.update({"cache_hit": True, "cache_load_ms": (time.perf_counter() - start) * 1000})
             self.outputs = meta["outputs"]
