@@ -51,3 +51,11 @@ describe('experiment config', () => {
     expect(schema.required).toEqual(expect.arrayContaining(['name', 'models', 'engines', 'batch_sizes']));
   });
 });
+
+describe('exclude', () => {
+  it('drops exactly the cells that match every given field', () => {
+    const exp = parseExperiment(`${BASE}\nexclude:\n  - { model: m, engine: openvino, batch_size: 8 }\n  - { engine: nothing }\n`, 'x.yaml').experiment;
+    const cells = expandCells(exp).map((c) => `${c.engine.name}/${c.batchSize}`);
+    expect(cells).toEqual(['onnxruntime/1', 'onnxruntime/8', 'openvino/1']);
+  });
+});

@@ -38,11 +38,21 @@ export function cellKey(exp: Experiment, model: ModelConfig, engine: EngineEntry
   return createHash('sha256').update(material).digest('hex').slice(0, 16);
 }
 
+function excluded(exp: Experiment, model: ModelConfig, engine: EngineEntry, batchSize: number): boolean {
+  return exp.exclude.some(
+    (x) =>
+      (x.model === undefined || x.model === model.name) &&
+      (x.engine === undefined || x.engine === (engine.label ?? engine.name)) &&
+      (x.batch_size === undefined || x.batch_size === batchSize),
+  );
+}
+
 export function expandCells(exp: Experiment): Cell[] {
   const cells: Cell[] = [];
   for (const model of exp.models) {
     for (const engine of exp.engines) {
       for (const batchSize of exp.batch_sizes) {
+        if (excluded(exp, model, engine, batchSize)) continue;
         cells.push({
           key: cellKey(exp, model, engine, batchSize),
           model,

@@ -84,6 +84,16 @@ export const ExperimentSchema = z.strictObject({
   models: z.array(ModelSchema).min(1),
   engines: z.array(EngineEntrySchema).min(1),
   batch_sizes: z.array(z.number().int()).min(1),
+  exclude: z
+    .array(
+      z.strictObject({
+        model: z.string().optional(),
+        engine: z.string().optional().describe('engine name, or its label when it has one'),
+        batch_size: z.number().int().optional(),
+      }),
+    )
+    .default([])
+    .describe('cells to leave out of the sweep: each entry drops the cells that match all of its fields'),
   warmup_batches: z.number().int().min(0).default(5),
   sessions: Positive.default(5),
   timeout_s: z.number().positive().default(300),

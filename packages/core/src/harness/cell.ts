@@ -224,7 +224,12 @@ export async function runCell(ctx: SweepContext, cell: Cell, deadline: Deadline)
     }
     if (model.bench) {
       ctx.onProgress?.({ kind: 'phase', phase: 'model-only bench' });
-      const bench = await deadline.run(model.bench(feed(firstX), Math.max(10, batches)));
+      // As many iterations as a session has batches (at least 10), but no more than ~5 s of them: an untuned
+      // compiler can take seconds per batch, and the sessions already measured the same model.
+      const perBatchNs = latency.predict?.mean ?? 0;
+      const budget = perBatchNs > 0 ? Math.floor(5e9 / perBatchNs) : Infinity;
+      const iterations = Math.max(3, Math.min(Math.max(10, batches), budget));
+      const bench = await deadline.run(model.bench(feed(firstX), iterations));
       latency.model_only = summarize(bench.iterationNs);
       bench.iterationNs.forEach((ns, i) => profile.samples.push({ session: -1, batch: i, boundary: 'model_only', ns }));
     }
