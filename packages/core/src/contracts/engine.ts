@@ -20,6 +20,8 @@ export interface PrepareRequest {
   /** Input specs after resolving symbolic batch dims, as the harness will feed them. */
   inputs: TensorSpec[];
   seed: number;
+  /** Aborted when the cell times out or the user interrupts: an engine stops compiling (kills its worker). */
+  signal?: AbortSignal;
 }
 
 export interface PredictResult {
@@ -66,6 +68,8 @@ export interface PreparedModel {
   /** PID of the process that runs the model (for CPU time and RSS sampling). */
   pid?(): number;
   bench?(batch: TensorMap, iterations: number): Promise<ModelOnlyBench>;
+  /** What the engine's process last said (a worker's stderr tail), attached to a failed or timed-out Profile. */
+  diagnostics?(): string;
   dispose(): Promise<void>;
 }
 

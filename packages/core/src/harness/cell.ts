@@ -166,6 +166,7 @@ export async function runCell(ctx: SweepContext, cell: Cell, deadline: Deadline)
         options,
         inputs: facts.inputs.map((i) => concreteSpec(i, B, i.name === inputName ? firstX : undefined)),
         seed: exp.seed,
+        signal: deadline.signal,
       }),
     );
     const model = prepared;
@@ -271,6 +272,10 @@ export async function runCell(ctx: SweepContext, cell: Cell, deadline: Deadline)
     profile.status = statusOf(e);
     profile.error = (e as Error).message ?? String(e);
     profile.error_detail = errorDetail(e);
+    const said = prepared?.diagnostics?.();
+    if (said && !profile.error.includes(said)) {
+      profile.error_detail = [`engine process output (tail):\n${said}`, profile.error_detail].filter(Boolean).join('\n\n');
+    }
     if (e instanceof InterruptedError) profile.error = `${profile.error}; the sweep stopped here`;
   } finally {
     if (prepared) await prepared.dispose().catch(() => undefined);

@@ -5,6 +5,7 @@ export class Deadline {
   private readonly endsAt: number;
   private interrupted = false;
   private readonly waiters = new Set<(e: Error) => void>();
+  private readonly controller = new AbortController();
 
   constructor(
     private readonly timeoutS: number,
@@ -13,9 +14,16 @@ export class Deadline {
     this.endsAt = Date.now() + timeoutS * 1000;
   }
 
+  /** Aborted once the cell is over its time or interrupted, so engines can stop work nobody will wait for. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
   interrupt(): void {
     this.interrupted = true;
-    for (const w of this.waiters) w(new InterruptedError('interrupted by the user (SIGINT) while this cell was running'));
+    const e = new InterruptedError('interrupted by the user (SIGINT) while this cell was running');
+    this.controller.abort(e);
+    for (const w of this.waiters) w(e);
   }
 
   private failure(): Error | undefined {
@@ -26,7 +34,10 @@ export class Deadline {
 
   check(): void {
     const f = this.failure();
-    if (f) throw f;
+    if (f) {
+      this.controller.abort(f);
+      throw f;
+    }
   }
 
   /** Races a promise against the remaining time; the loser is abandoned, and the caller disposes the engine. */
@@ -37,7 +48,11 @@ export class Deadline {
     const guard = new Promise<never>((_, rej) => {
       reject = rej;
       this.waiters.add(rej);
-      timer = setTimeout(() => rej(this.failure() ?? new CellTimeoutError(`${this.label} ran past its timeout of ${this.timeoutS} s`)), Math.max(0, this.endsAt - Date.now()) + 1);
+      timer = setTimeout(() => {
+        const f = this.failure() ?? new CellTimeoutError(`${this.label} ran past its timeout of ${this.timeoutS} s (timeout_s in the config)`);
+        this.controller.abort(f);
+        rej(f);
+      }, Math.max(0, this.endsAt - Date.now()) + 1);
     });
     try {
       return await Promise.race([p, guard]);

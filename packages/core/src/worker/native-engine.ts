@@ -121,6 +121,10 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
       throw new Error(`${name} cannot run ${req.model.name}: ${describePythonSearch()}. Fix: ${VENV_FIX}`);
     }
     const client = spawn(location.python, `${name} worker (${req.model.name}, batch ${req.batchSize}, ${req.device})`);
+    // A cell that times out or is interrupted while the runtime compiles must not leave a worker compiling on.
+    const abort = (): void => client.kill(`${name}: the cell was aborted (${errorText(req.signal?.reason)})`);
+    if (req.signal?.aborted) abort();
+    req.signal?.addEventListener('abort', abort, { once: true });
     const { hello, load } = await helloAndLoad(client, req).catch(async (error: unknown) => {
       await client.close({ timeoutMs: timeouts.close });
       throw new Error(`${name} could not load ${req.model.path} (batch ${req.batchSize}, device ${req.device}): ${errorText(error)}`, {
@@ -170,7 +174,12 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
 
       pid: () => client.pid ?? -1,
 
-      dispose: () => client.close({ timeoutMs: timeouts.close }),
+      diagnostics: () => client.stderrTail(),
+
+      dispose: () => {
+        req.signal?.removeEventListener('abort', abort);
+        return client.close({ timeoutMs: timeouts.close });
+      },
     };
     return prepared;
   }
