@@ -10,12 +10,14 @@ export function toOrt(t: Tensor): ort.Tensor {
   return new ort.Tensor(t.dtype as ort.Tensor.Type, t.data as ort.Tensor.DataType, t.dims);
 }
 
+/** Zero-copy: the outputs' typed arrays and dims are shared with the ort.Tensor, which nothing else holds. */
 export function fromOrt(outputs: ort.InferenceSession.OnnxValueMapType): TensorMap {
   const out: TensorMap = {};
-  for (const [name, value] of Object.entries(outputs)) {
+  for (const name in outputs) {
+    const value = outputs[name]!;
     const dtype = FROM_ORT[value.type];
     if (!dtype) throw new Error(`onnxruntime returned output "${name}" of type ${value.type}, which PBH cannot score or compare`);
-    out[name] = { dtype, dims: [...value.dims], data: value.data as Tensor['data'] };
+    out[name] = { dtype, dims: value.dims as number[], data: value.data as Tensor['data'] };
   }
   return out;
 }
