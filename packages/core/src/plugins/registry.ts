@@ -8,7 +8,7 @@ import type { Plugin } from '../contracts/plugin.js';
 import type { Scorer } from '../contracts/scorer.js';
 import { didYouMean } from '../config/suggest.js';
 import { builtinMetrics } from '../metrics/index.js';
-import { builtinScorers } from '../scorers/index.js';
+import { builtinScorers, topK } from '../scorers/index.js';
 
 /** Engine packages PBH looks for when the config names none; absent ones are simply not installed. */
 export const KNOWN_ENGINE_PACKAGES = ['@pbh/engine-onnx', '@pbh/engine-openvino', '@pbh/engine-tvm', '@pbh/engine-tensorrt'];
@@ -53,7 +53,10 @@ export class Registry {
   engine(name: string): Engine {
     return this.pick('engine', this.engines, name);
   }
+  /** Any `topK` (top3, top10, ...) is available without registering each k. */
   scorer(name: string): Scorer {
+    const k = /^top([1-9]\d*)$/.exec(name)?.[1];
+    if (k && !this.scorers.has(name)) this.scorers.set(name, topK(Number(k)));
     return this.pick('scorer', this.scorers, name);
   }
   metric(name: string): Metric {
