@@ -62,7 +62,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
       name: exp.name,
       started_at: new Date().toISOString(),
       config: opts.loaded.raw,
-      command: `${opts.commandPrefix}`,
+      command: opts.commandPrefix,
       system,
     });
     let dataset: Dataset | Error;
