@@ -19,7 +19,7 @@ export interface LoopPlan {
   warmupBatches: number;
   sessions: number;
   scorers: Scorer[];
-  /** Reference outputs per batch index, for scorers that compare against the reference engine. */
+  /** Reference outputs per batch index, for scorers that compare against the reference engine; fetched before timing. */
   reference?: (batch: number) => Promise<TensorMap>;
   tracker: PerformanceTracker;
   metricContext: (recorded: () => { predictNs: ArrayLike<number>; samples: number }) => MetricContext;
@@ -43,6 +43,12 @@ const now = process.hrtime.bigint;
  */
 export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
   const { prepared, dataset, preprocessor, batchSize: B, batches, deadline } = plan;
+  // Reference outputs are computed before anything is tracked: running the reference engine inside a session
+  // would land in that session's wall time, CPU time and memory.
+  const references: TensorMap[] = [];
+  if (plan.reference && plan.scorers.some((s) => s.needsReference)) {
+    for (let b = 0; b < batches; b++) references.push(await deadline.run(plan.reference(b)));
+  }
   for (let w = 0; w < plan.warmupBatches; w++) {
     const x = preprocessor.apply(dataset.read((w % batches) * B, B));
     await deadline.run(prepared.predict({ [plan.inputName]: x }));
@@ -75,7 +81,7 @@ export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
       if (s === 0) {
         for (let k = 0; k < plan.scorers.length; k++) {
           const scorer = plan.scorers[k]!;
-          const reference = scorer.needsReference && plan.reference ? await plan.reference(b) : undefined;
+          const reference = scorer.needsReference ? references[b] : undefined;
           scores[k]!.push(scorer.score(result.outputs, rawBatch.labels, { outputName: plan.outputName, reference }));
         }
       }
