@@ -197,6 +197,14 @@ export async function runCell(ctx: SweepContext, cell: Cell, deadline: Deadline)
       }
     }
 
+    // Reference outputs for scorers are computed now, and the reference engine released, so that neither its runs
+    // nor its idle thread pool and memory are inside the measured sessions.
+    const references: TensorMap[] = [];
+    if (scorers.some((s) => s.needsReference)) {
+      for (let b = 0; b < batches; b++) references.push(await deadline.run(ctx.reference.batch(referenceKey, b)));
+    }
+    await ctx.reference.release();
+
     ctx.onProgress?.({ kind: 'phase', phase: 'measure' });
     const pid = model.pid?.() ?? process.pid;
     const loop = await runLoop({
@@ -210,7 +218,7 @@ export async function runCell(ctx: SweepContext, cell: Cell, deadline: Deadline)
       warmupBatches: exp.warmup_batches,
       sessions: exp.sessions,
       scorers,
-      reference: scorers.some((s) => s.needsReference) ? (b) => ctx.reference.batch(referenceKey, b) : undefined,
+      references,
       tracker,
       metricContext: (recorded) => ({ pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid), recorded }),
       deadline,

@@ -19,8 +19,8 @@ export interface LoopPlan {
   warmupBatches: number;
   sessions: number;
   scorers: Scorer[];
-  /** Reference outputs per batch index, for scorers that compare against the reference engine; fetched before timing. */
-  reference?: (batch: number) => Promise<TensorMap>;
+  /** Reference engine outputs per batch index, computed before the loop, for scorers that compare against them. */
+  references?: TensorMap[];
   tracker: PerformanceTracker;
   metricContext: (recorded: () => { predictNs: ArrayLike<number>; samples: number }) => MetricContext;
   deadline: Deadline;
@@ -43,12 +43,7 @@ const now = process.hrtime.bigint;
  */
 export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
   const { prepared, dataset, preprocessor, batchSize: B, batches, deadline } = plan;
-  // Reference outputs are computed before anything is tracked: running the reference engine inside a session
-  // would land in that session's wall time, CPU time and memory.
-  const references: TensorMap[] = [];
-  if (plan.reference && plan.scorers.some((s) => s.needsReference)) {
-    for (let b = 0; b < batches; b++) references.push(await deadline.run(plan.reference(b)));
-  }
+  const references = plan.references ?? [];
   for (let w = 0; w < plan.warmupBatches; w++) {
     const x = preprocessor.apply(dataset.read((w % batches) * B, B));
     await deadline.run(prepared.predict({ [plan.inputName]: x }));

@@ -18,7 +18,8 @@ export interface ReferenceKey {
 
 /**
  * Outputs of the reference engine (default options) per (model, batch size, batch index), computed on demand and
- * cached for the sweep, so the correctness gate and the agreement scorer never time the reference.
+ * cached for the sweep, so the correctness gate and the agreement scorer never time the reference. The harness
+ * releases the prepared reference before each measurement; cached outputs make a second prepare rare.
  */
 export class ReferenceOutputs {
   private readonly outputs = new Map<string, Map<number, TensorMap>>();
