@@ -10,7 +10,7 @@ let celu: string;
 
 beforeAll(async () => {
   dir = await tempDir('pbh-faults-');
-  const out = execFileSync(path.join(ROOT, '.venv', 'bin', 'python'), [path.join(ROOT, 'packages', 'engine-tvm', 'test', 'fixtures', 'make_models.py'), dir], { encoding: 'utf8' });
+  const out = execFileSync(path.join(ROOT, '.venv', 'bin', 'python'), [path.join(ROOT, 'test', 'fixtures', 'make_models.py'), dir], { encoding: 'utf8' });
   celu = out.split('\n').find((l) => l.endsWith('celu.onnx'))!;
 });
 

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findVenvPython, liveWorkerCount, loadDataset, type PreparedModel, type Tensor } from '@pbh/core';
 import plugin, { openvinoEngine, OpenVINOOptionsSchema } from '../src/index.js';
 import { suiteData, suiteModel } from '../../../test/suite.js';
+import { expectMixedIoRoundTrip } from '../../../test/engine-contract.js';
 
 let workDir: string;
 let mixedIo: string;
@@ -15,7 +16,7 @@ const prepared: PreparedModel[] = [];
 beforeAll(async () => {
   workDir = await mkdtemp(path.join(os.tmpdir(), 'pbh-openvino-'));
   const python = findVenvPython()!.python;
-  mixedIo = (await execa(python, [path.join(import.meta.dirname, 'fixtures', 'make_models.py'), workDir])).stdout.trim();
+  [mixedIo] = (await execa(python, [path.join(import.meta.dirname, '..', '..', '..', 'test', 'fixtures', 'make_models.py'), workDir])).stdout.trim().split('\n') as [string];
 });
 afterEach(async () => {
   await Promise.all(prepared.splice(0).map((m) => m.dispose()));
@@ -110,30 +111,7 @@ describe('@pbh/engine-openvino', () => {
   });
 
   it('moves float32, int32, bool and int64 tensors through a multi-output model', async () => {
-    const model = await openvinoEngine.prepare({
-      model: { name: 'mixed_io', path: mixedIo, workDir },
-      batchSize: 2,
-      device: 'cpu',
-      options: OpenVINOOptionsSchema.parse({}),
-      inputs: [
-        { name: 'a', dtype: 'float32', shape: [2, 3] },
-        { name: 'b', dtype: 'int32', shape: [2, 3] },
-      ],
-      seed: 0,
-    });
-    prepared.push(model);
-    expect(model.outputs.map((o) => [o.name, o.dtype, o.shape])).toEqual([
-      ['sum', 'float32', [2, 3]],
-      ['positive', 'bool', [2, 3]],
-      ['count', 'int64', [2, 3]],
-    ]);
-    const { outputs } = await model.predict({
-      a: { dtype: 'float32', dims: [2, 3], data: new Float32Array([-1, 0.5, 2, 3, -4, 0]) },
-      b: { dtype: 'int32', dims: [2, 3], data: new Int32Array([1, 2, 3, -4, 5, 6]) },
-    });
-    expect(Array.from(outputs.sum!.data as Float32Array)).toEqual([0, 2.5, 5, -1, 1, 6]);
-    expect(Array.from(outputs.positive!.data as Uint8Array)).toEqual([0, 1, 1, 1, 0, 0]);
-    expect(Array.from(outputs.count!.data as BigInt64Array)).toEqual([2n, 4n, 6n, -8n, 10n, 12n]);
+    prepared.push(await expectMixedIoRoundTrip(openvinoEngine, OpenVINOOptionsSchema.parse({}), mixedIo, workDir));
   });
 
   it('benches model-only in latency mode: one timing per iteration', async () => {
