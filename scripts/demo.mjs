@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run demo`: installs what is missing, builds, generates the bundled suite, runs it on every available
+// `npm run demo`: installs what is missing and builds (scripts/ensure.mjs), generates the bundled suite, runs it on every available
 // engine into results/pbh.duckdb, prints the leaderboard and an example query. Plain Node: runs before any install.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -22,9 +22,7 @@ function step(title, cmd, args, { allowFail = false } = {}) {
 
 const pbh = (...args) => ['node', [path.join('packages', 'core', 'dist', 'cli', 'main.js'), ...args]];
 
-if (!existsSync(path.join(root, 'node_modules', '.package-lock.json'))) step('install npm dependencies', 'npm', ['ci']);
-step('build', 'npx', ['nx', 'run-many', '-t', 'build', '--output-style=static']);
-step('python runtimes (.venv)', ...pbh('doctor', '--fix'), { allowFail: true });
+step('install and build', 'node', [path.join('scripts', 'ensure.mjs'), 'demo']);
 const measureStart = Date.now();
 step('generate the bundled suite', path.join('.venv', 'bin', 'python'), [path.join('python', 'generate_suite.py')]);
 // Cells that fail are recorded as failed Profiles and shown in the summary; the demo goes on.

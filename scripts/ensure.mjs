@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// Installs what `npm test` or `npm run demo` needs on a fresh clone, then builds: npm packages, the project venv,
+// and (for tests) Chromium for the site's browser tests. Plain Node with no dependencies: it runs before any install.
+// Usage: node scripts/ensure.mjs test|demo
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const purpose = process.argv[2];
+if (purpose !== 'test' && purpose !== 'demo') {
+  process.stderr.write('usage: node scripts/ensure.mjs test|demo\n');
+  process.exit(2);
+}
+const CHROMIUM = '/usr/bin/chromium';
+
+function run(title, cmd, args, { allowFail = false } = {}) {
+  process.stderr.write(`\n== ${title}\n$ ${[cmd, ...args].join(' ')}\n`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  if (r.status !== 0 && !allowFail) {
+    process.stderr.write(`${purpose}: "${title}" failed (exit ${r.status ?? r.signal}${r.error ? `: ${r.error.message}` : ''}). Fix the error above and run npm ${purpose === 'test' ? 'test' : 'run demo'} again.\n`);
+    process.exit(r.status || 1);
+  }
+  return r.status;
+}
+
+const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+
+// npm ci writes node_modules/.package-lock.json; its absence means no (complete) install.
+if (!existsSync(path.join(root, 'node_modules', '.package-lock.json'))) {
+  run('install npm dependencies', 'npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+if (purpose === 'test' && !existsSync(CHROMIUM)) {
+  const root_ = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!root_ || !has('apt-get')) {
+    process.stderr.write(
+      `test: the site's browser tests need Chromium at ${CHROMIUM}, and this user cannot install it.\n` +
+        `Run once: sudo apt-get update && sudo apt-get install -y chromium   (Debian/Ubuntu), then npm test again.\n`,
+    );
+    process.exit(1);
+  }
+  run('Chromium for the site tests (apt)', 'sh', ['-c', 'apt-get update -qq && apt-get install -y -qq chromium >/dev/null']);
+}
+
+run('build', path.join(root, 'node_modules', '.bin', 'nx'), ['run-many', '-t', 'build', '--output-style=static']);
+// doctor --fix creates .venv from python/requirements.txt when it or a module is missing; it exits non-zero
+// when an engine is unavailable, which the tests and the demo report in their own words.
+run('python runtimes (.venv)', 'node', [path.join('packages', 'core', 'dist', 'cli', 'main.js'), 'doctor', '--fix'], { allowFail: true });
