@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../encoding/canonical-json.js';
 import type { EngineEntry, Experiment, ModelConfig } from './schema.js';
 
 /** One (model x engine x device x batch size) point of a sweep. */
@@ -10,26 +11,15 @@ export interface Cell {
   batchSize: number;
 }
 
-function stableJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
-
 /**
  * The key covers everything that changes what a cell measures (experiment name, model, engine and options,
- * device, batch, workload, dataset and preprocessing), so --resume skips only truly identical cells.
+ * device, precision, batch, workload, dataset and preprocessing), so --resume skips only truly identical cells.
  */
 export function cellKey(exp: Experiment, model: ModelConfig, engine: EngineEntry, batchSize: number): string {
-  const material = stableJson({
+  const material = canonicalJson({
     experiment: exp.name,
     model: { name: model.name, path: model.path, preprocess: model.preprocess ?? null, input: model.input ?? null },
-    engine: { name: engine.name, device: engine.device, options: engine.options },
+    engine: { name: engine.name, device: engine.device, options: engine.options, precision: engine.precision ?? 'model' },
     batchSize,
     workload: { warmup: exp.warmup_batches, sessions: exp.sessions, seed: exp.seed },
     dataset: exp.dataset,

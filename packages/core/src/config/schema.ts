@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { PrecisionSchema } from '../contracts/precision.js';
+import { DTypeSchema } from '../contracts/tensor.js';
 
 const Positive = z.number().int().positive();
 
@@ -18,7 +20,7 @@ export const PreprocessStepSchema = z.union([
   }),
   z.strictObject({ channels: z.union([z.literal(1), z.literal(3)]).describe('grey -> RGB by repetition, RGB -> grey by luma') }),
   z.strictObject({ layout: z.enum(['NCHW', 'NHWC']) }),
-  z.strictObject({ dtype: z.enum(['float32', 'float16', 'uint8', 'int8', 'int32', 'int64']) }),
+  z.strictObject({ dtype: DTypeSchema.exclude(['float64', 'bool']) }),
 ]);
 export type PreprocessStep = z.infer<typeof PreprocessStepSchema>;
 
@@ -69,6 +71,7 @@ export const EngineEntrySchema = z.strictObject({
   name: z.string().min(1),
   device: z.string().default('cpu'),
   options: z.record(z.string(), z.unknown()).default({}),
+  precision: PrecisionSchema.optional().describe("precision to execute in (fp32, bf16, fp16); unset: the model's own, on every engine and CPU"),
   label: z.string().optional().describe('distinguishes two entries of one engine with different options'),
 });
 export type EngineEntry = z.infer<typeof EngineEntrySchema>;
@@ -98,7 +101,7 @@ export const ExperimentSchema = z.strictObject({
   sessions: Positive.default(5),
   timeout_s: z.number().positive().default(300),
   scorers: z.array(z.string()).default([]),
-  metrics: z.array(z.string()).default(['latency', 'cpu_time', 'peak_memory']),
+  metrics: z.array(z.string()).default(['cpu_time', 'peak_memory']).describe('Performance Tracker metrics started and stopped around every session; throughput and latency are always measured'),
   reference_engine: z.string().default('onnxruntime'),
   tolerance: z.strictObject({ atol: z.number().min(0).default(1e-3), rtol: z.number().min(0).default(1e-3) }).default({ atol: 1e-3, rtol: 1e-3 }),
   layer_profile: z.strictObject({ enabled: z.boolean().default(true), iterations: Positive.default(10) }).default({ enabled: true, iterations: 10 }),

@@ -1,3 +1,4 @@
+import type { ExecutedPrecision, Precision } from './precision.js';
 import type { Tensor, TensorMap, TensorSpec } from './tensor.js';
 
 export type Availability =
@@ -20,6 +21,8 @@ export interface PrepareRequest {
   /** Input specs after resolving symbolic batch dims, as the harness will feed them. */
   inputs: TensorSpec[];
   seed: number;
+  /** The precision to execute in: the config's `engines[].precision`, else the model's own. One of `Engine.precisions`. */
+  precision: Precision;
   /** Aborted when the cell times out or the user interrupts: an engine stops compiling (kills its worker). */
   signal?: AbortSignal;
 }
@@ -48,19 +51,20 @@ export interface MemorySample {
 
 /** Model-only timings measured inside the runtime's process with no IPC (worker `bench`). */
 export interface ModelOnlyBench {
+  /** One duration per iteration; with several requests in flight, the intervals between completions. */
   iterationNs: number[];
-  /** Latency of each request when the runtime kept several in flight (then iterationNs are completion intervals). */
-  requestLatencyNs?: number[];
-  /** Requests in flight during the bench; absent means one at a time. */
-  concurrency?: number;
 }
 
 export interface PreparedModel {
   inputs: TensorSpec[];
   outputs: TensorSpec[];
   compileMs: number;
-  /** Engine facts worth recording (resolved options, threads, device string). */
+  /** Engine facts worth recording (resolved options, device string). */
   facts?: Record<string, unknown>;
+  /** Threads the runtime runs the model on, as it resolved them (null when it does not say). */
+  threads?: number | null;
+  /** The precision the runtime executes, read back from it; absent means the engine cannot tell. */
+  precision?: ExecutedPrecision;
   predict(batch: TensorMap): Promise<PredictResult>;
   layerProfile?(batch: TensorMap, iterations: number): Promise<LayerTiming[]>;
   /** Peak/current memory of the process that runs the model, when it is not the harness process. */
@@ -79,6 +83,8 @@ export interface Engine {
   /** zod schema (as unknown to keep core free of engine option types) for `engines[].options`. */
   optionsSchema: import('zod').ZodType<Record<string, unknown>>;
   devices: string[];
+  /** Precisions a config may ask this engine for on a model stored in fp32. */
+  precisions: readonly Precision[];
   probe(): Promise<Availability>;
   prepare(req: PrepareRequest): Promise<PreparedModel>;
 }

@@ -1,4 +1,5 @@
 export * from './tensor.js';
+export * from './precision.js';
 export * from './engine.js';
 export * from './scorer.js';
 export * from './metric.js';

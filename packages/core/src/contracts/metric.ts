@@ -1,4 +1,4 @@
-/** What a metric sees while it runs: the process that runs the model and the batches recorded. */
+/** What a metric sees while it runs: the process that runs the model. */
 export interface MetricContext {
   /** PID of the process that runs the model (the harness itself for in-process engines). */
   pid: number;
@@ -6,14 +6,17 @@ export interface MetricContext {
   sampleRssBytes(): Promise<number>;
   /** Reads user+system CPU time of that process in microseconds. */
   cpuTimeUs(): Promise<number>;
-  /** What the session recorded so far: per-batch predict latencies (ns) and samples processed. */
-  recorded(): { predictNs: ArrayLike<number>; samples: number };
 }
+
+/** How a metric's per-session values combine into the Profile's figure. */
+export type MetricAggregate = 'max' | 'mean';
 
 export interface MetricValue {
   name: string;
   value: number;
   unit: string;
+  /** A peak is the max over sessions; a per-session amount or rate is their mean. */
+  aggregate: MetricAggregate;
 }
 
 /** The Performance Tracker is a set of Metrics started and stopped around each session. */

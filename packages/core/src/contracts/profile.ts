@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { PrecisionFactsSchema, PrecisionSchema } from './precision.js';
+import { TensorSpecSchema } from './tensor.js';
 
 /** Statistics over a sample of latencies (ns) or throughputs; percentiles by linear interpolation (numpy's default). */
 export const StatsSchema = z.object({
@@ -20,13 +22,6 @@ export type Stats = z.infer<typeof StatsSchema>;
 export const BoundarySchema = z.enum(['engine', 'predict', 'end_to_end', 'model_only']);
 export type Boundary = z.infer<typeof BoundarySchema>;
 
-export const DTypeSchema = z.enum(['float32', 'float64', 'float16', 'int8', 'uint8', 'int32', 'int64', 'bool']);
-
-export const TensorSpecSchema = z.object({
-  name: z.string(),
-  dtype: DTypeSchema,
-  shape: z.array(z.union([z.number(), z.string(), z.null()])),
-});
 
 export const SparsitySchema = z.object({
   /** Fraction of zero weights over all weight tensors of rank >= 2. */
@@ -130,6 +125,10 @@ export const ProfileSchema = z.object({
     options: z.record(z.string(), z.unknown()),
     compile_ms: z.number().nullable(),
     facts: z.record(z.string(), z.unknown()),
+    /** Null when the cell ended before a precision was resolved (and in Profiles stored before schema v2). */
+    precision: PrecisionFactsSchema.nullable().default(null),
+    /** The process that runs the model, whose CPU time and memory the metrics report; null when never prepared. */
+    process: z.enum(['harness', 'worker']).nullable().default(null),
   }),
   dataset: z.object({
     name: z.string(),
@@ -154,6 +153,9 @@ export const ProfileSchema = z.object({
       max_rel_error: z.number(),
       atol: z.number(),
       rtol: z.number(),
+      /** The precision whose arithmetic the tolerance allows for (the executed one), and how it was derived. */
+      precision: PrecisionSchema.nullable().default(null),
+      tolerance_rule: z.string().default('config tolerance'),
       passed: z.boolean(),
     })
     .nullable(),

@@ -24,3 +24,8 @@ export function errorDetail(e: unknown): string | null {
   const parts = [err.stderrTail ? `stderr (tail):\n${err.stderrTail}` : null, err.stack ?? null].filter(Boolean);
   return parts.length ? parts.join('\n\n') : null;
 }
+
+/** The config asks for something this cell cannot do (a bad batch size, option, precision or input); stored as "failed". */
+export class CellConfigError extends Error {
+  override name = 'CellConfigError';
+}

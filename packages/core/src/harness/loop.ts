@@ -1,6 +1,6 @@
 import type { Dataset, Preprocessor } from '../contracts/dataset.js';
 import type { PreparedModel } from '../contracts/engine.js';
-import type { MetricContext } from '../contracts/metric.js';
+import type { MetricContext, MetricValue } from '../contracts/metric.js';
 import type { Boundary, SessionResult } from '../contracts/profile.js';
 import type { BatchScore, Scorer } from '../contracts/scorer.js';
 import type { TensorMap } from '../contracts/tensor.js';
@@ -22,28 +22,31 @@ export interface LoopPlan {
   /** Reference engine outputs per batch index, computed before the loop, for scorers that compare against them. */
   references?: TensorMap[];
   tracker: PerformanceTracker;
-  metricContext: (recorded: () => { predictNs: ArrayLike<number>; samples: number }) => MetricContext;
+  metricContext: MetricContext;
   deadline: Deadline;
   onSession?: (index: number) => void;
 }
 
+export type TimedBoundary = Exclude<Boundary, 'model_only'>;
+
 export interface LoopResult {
   sessions: SessionResult[];
-  /** Raw per-batch ns per boundary, session-major. */
-  raw: Record<Exclude<Boundary, 'model_only'>, Float64Array>;
+  /** What each session's tracker reported, with each value's declared aggregation. */
+  metricValues: MetricValue[][];
+  /** Raw per-batch ns per boundary, session-major; `engine` is empty when the engine does not report its time. */
+  raw: Record<TimedBoundary, Float64Array>;
   scores: BatchScore[][];
 }
 
 const now = process.hrtime.bigint;
 
 /**
- * The unified loop (DESIGN.md): warmup, then S sessions over the same batches, each inside the tracker.
- * Per batch: preprocess and predict are timed (ns, hrtime); scoring happens after the timestamps, on the
- * first session only (later sessions repeat identical batches).
+ * The unified loop (DESIGN.md, Algorithm 1): warmup, then S sessions over the same batches, each inside the
+ * tracker. Per batch, preprocess and predict are timed (ns, hrtime). Session 1 keeps its outputs, and scoring runs
+ * on them after that session's tracker has stopped: no scorer runs inside a timed session.
  */
 export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
   const { prepared, dataset, preprocessor, batchSize: B, batches, deadline } = plan;
-  const references = plan.references ?? [];
   for (let w = 0; w < plan.warmupBatches; w++) {
     const x = preprocessor.apply(dataset.read((w % batches) * B, B));
     await deadline.run(prepared.predict({ [plan.inputName]: x }));
@@ -52,13 +55,12 @@ export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
   const raw = { engine: new Float64Array(total), predict: new Float64Array(total), end_to_end: new Float64Array(total) };
   let hasEngine = true;
   const sessions: SessionResult[] = [];
-  const scores: BatchScore[][] = plan.scorers.map(() => []);
+  const metricValues: MetricValue[][] = [];
+  const kept: TensorMap[] = [];
   for (let s = 0; s < plan.sessions; s++) {
     plan.onSession?.(s);
     const offset = s * batches;
-    let done = 0;
-    const ctx = plan.metricContext(() => ({ predictNs: raw.predict.subarray(offset, offset + done), samples: done * B }));
-    await plan.tracker.start(ctx);
+    await plan.tracker.start(plan.metricContext);
     const wallStart = now();
     for (let b = 0; b < batches; b++) {
       deadline.check();
@@ -72,17 +74,11 @@ export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
       raw.end_to_end[offset + b] = Number(t2 - t0);
       if (result.engineNs === undefined) hasEngine = false;
       else raw.engine[offset + b] = Number(result.engineNs);
-      done = b + 1;
-      if (s === 0) {
-        for (let k = 0; k < plan.scorers.length; k++) {
-          const scorer = plan.scorers[k]!;
-          const reference = scorer.needsReference ? references[b] : undefined;
-          scores[k]!.push(scorer.score(result.outputs, rawBatch.labels, { outputName: plan.outputName, reference }));
-        }
-      }
+      if (s === 0) kept.push(result.outputs);
     }
     const wallNs = Number(now() - wallStart);
-    const metrics = await plan.tracker.stop(ctx);
+    const values = await plan.tracker.stop(plan.metricContext);
+    metricValues.push(values);
     const slice = (a: Float64Array): Float64Array => a.subarray(offset, offset + batches);
     const predictSum = slice(raw.predict).reduce((a, v) => a + v, 0);
     const latency: SessionResult['latency'] = {
@@ -97,9 +93,22 @@ export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
       wall_ns: wallNs,
       throughput_sps: (batches * B * 1e9) / predictSum,
       latency,
-      metrics,
+      metrics: Object.fromEntries(values.map((v) => [v.name, v.value])),
     });
   }
   if (!hasEngine) raw.engine = new Float64Array(0);
-  return { sessions, raw, scores };
+  return { sessions, metricValues, raw, scores: scoreOutputs(plan, kept) };
+}
+
+/** Scores session 1's outputs batch by batch (later sessions repeat identical batches). */
+function scoreOutputs(plan: LoopPlan, outputs: TensorMap[]): BatchScore[][] {
+  const references = plan.references ?? [];
+  return plan.scorers.map((scorer) =>
+    outputs.map((out, b) =>
+      scorer.score(out, plan.dataset.read(b * plan.batchSize, plan.batchSize).labels, {
+        outputName: plan.outputName,
+        reference: scorer.needsReference ? references[b] : undefined,
+      }),
+    ),
+  );
 }

@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
-import { DTypeSchema, type ModelFacts } from '../contracts/profile.js';
-import type { TensorSpec } from '../contracts/tensor.js';
+import type { ModelFacts } from '../contracts/profile.js';
+import { DTypeSchema, type TensorSpec } from '../contracts/tensor.js';
 import type { ModelConfig } from '../config/schema.js';
 import { analyzeModel, type ModelAnalysis } from '../model/index.js';
 
@@ -19,7 +19,7 @@ function tensorSpecs(model: string, kind: 'input' | 'output', infos: ModelAnalys
 }
 
 /** Analyses the ONNX file (once per path per sweep) and joins it with what the config says about the model. */
-export async function modelFacts(model: ModelConfig, resolvedPath: string): Promise<{ facts: ModelFacts; analysis: ModelAnalysis }> {
+export async function modelFacts(model: ModelConfig, resolvedPath: string): Promise<ModelFacts> {
   try {
     await access(resolvedPath);
   } catch {
@@ -51,5 +51,5 @@ export async function modelFacts(model: ModelConfig, resolvedPath: string): Prom
     },
     quantization: model.optimization?.quantization ?? a.quantization ?? null,
   };
-  return { facts, analysis: a };
+  return facts;
 }

@@ -1,10 +1,9 @@
 import type { Dataset, Preprocessor } from '../contracts/dataset.js';
 import type { PreparedModel } from '../contracts/engine.js';
-import type { ModelFacts } from '../contracts/profile.js';
-import type { TensorMap } from '../contracts/tensor.js';
+import type { Precision } from '../contracts/precision.js';
+import type { TensorMap, TensorSpec } from '../contracts/tensor.js';
 import type { ModelConfig } from '../config/schema.js';
 import type { Registry } from '../plugins/registry.js';
-import { concreteSpec } from './fit.js';
 
 export interface ReferenceKey {
   modelPath: string;
@@ -13,7 +12,10 @@ export interface ReferenceKey {
   inputName: string;
   preprocessor: Preprocessor;
   dataset: Dataset;
-  facts: ModelFacts;
+  /** Input specs with symbolic dims resolved. */
+  inputs: TensorSpec[];
+  /** The model's own precision: the reference always executes it. */
+  precision: Precision;
 }
 
 /**
@@ -40,14 +42,14 @@ export class ReferenceOutputs {
     if (!availability.available) {
       throw new Error(`reference engine ${this.engineName} is unavailable (${availability.reason}); set reference_engine to an available engine. Fix: ${availability.fix}`);
     }
-    const first = key.preprocessor.apply(key.dataset.read(0, key.batchSize));
     const prepared = await engine.prepare({
       model: { name: key.model.name, path: key.modelPath, workDir: this.workDir },
       batchSize: key.batchSize,
       device: 'cpu',
       options: engine.optionsSchema.parse({}),
-      inputs: key.facts.inputs.map((i) => concreteSpec(i, key.batchSize, i.name === key.inputName ? first : undefined)),
+      inputs: key.inputs,
       seed: this.seed,
+      precision: key.precision,
     });
     this.current = { id, prepared };
     return prepared;

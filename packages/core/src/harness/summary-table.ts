@@ -6,6 +6,11 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
+/** The executed precision, with what was asked for when the runtime did something else. */
+function precisionCell(p: NonNullable<Profile['engine']['precision']>): string {
+  return p.executed === p.requested ? p.executed : `${p.executed} (asked ${p.requested})`;
+}
+
 /** The end-of-run table: one row per Profile, failures with their reason. */
 export function formatSummary(profiles: Profile[]): string {
   const rows = profiles.map((p) => {
@@ -17,6 +22,7 @@ export function formatSummary(profiles: Profile[]): string {
     return [
       p.model_name,
       p.engine.name,
+      p.engine.precision ? precisionCell(p.engine.precision) : '',
       String(p.workload.batch_size),
       p.status,
       p.throughput ? p.throughput.mean.toFixed(1) : '',
@@ -27,5 +33,5 @@ export function formatSummary(profiles: Profile[]): string {
       p.status === 'ok' ? '' : (p.error ?? '').split('\n')[0]!.slice(0, 80),
     ];
   });
-  return table(['model', 'engine', 'batch', 'status', 'samples/s', 'p50 ms', 'p99 ms', 'top1', 'rss MiB', 'note'], rows);
+  return table(['model', 'engine', 'precision', 'batch', 'status', 'samples/s', 'p50 ms', 'p99 ms', 'top1', 'rss MiB', 'note'], rows);
 }

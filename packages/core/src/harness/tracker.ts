@@ -1,4 +1,4 @@
-import type { Metric, MetricContext } from '../contracts/metric.js';
+import type { Metric, MetricContext, MetricValue } from '../contracts/metric.js';
 
 /** The Performance Tracker: a set of Metrics started and stopped around one session. */
 export class PerformanceTracker {
@@ -8,21 +8,25 @@ export class PerformanceTracker {
     for (const m of this.metrics) await m.start(ctx);
   }
 
-  async stop(ctx: MetricContext): Promise<Record<string, number>> {
-    const out: Record<string, number> = {};
-    for (const m of this.metrics) for (const v of await m.stop(ctx)) out[v.name] = v.value;
+  async stop(ctx: MetricContext): Promise<MetricValue[]> {
+    const out: MetricValue[] = [];
+    for (const m of this.metrics) out.push(...(await m.stop(ctx)));
     return out;
   }
 }
 
-/** Across sessions: peaks take the max, everything else the mean. */
-export function aggregateMetrics(perSession: Record<string, number>[]): Record<string, number> {
+/** Across sessions, each value as its metric declares: a peak the max, an amount or rate the mean. */
+export function aggregateMetrics(perSession: MetricValue[][]): Record<string, number> {
+  const byName = new Map<string, { aggregate: MetricValue['aggregate']; values: number[] }>();
+  for (const v of perSession.flat()) {
+    if (!Number.isFinite(v.value)) continue;
+    const entry = byName.get(v.name) ?? { aggregate: v.aggregate, values: [] };
+    entry.values.push(v.value);
+    byName.set(v.name, entry);
+  }
   const out: Record<string, number> = {};
-  const names = new Set(perSession.flatMap((s) => Object.keys(s)));
-  for (const name of names) {
-    const values = perSession.map((s) => s[name]).filter((v): v is number => v !== undefined && Number.isFinite(v));
-    if (values.length === 0) continue;
-    out[name] = name.startsWith('peak_') ? Math.max(...values) : values.reduce((a, b) => a + b, 0) / values.length;
+  for (const [name, { aggregate, values }] of byName) {
+    out[name] = aggregate === 'max' ? Math.max(...values) : values.reduce((a, b) => a + b, 0) / values.length;
   }
   return out;
 }

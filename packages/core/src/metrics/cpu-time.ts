@@ -6,7 +6,7 @@ export function cpuTimeMetric(): Metric {
   let startWall = 0n;
   return {
     name: 'cpu_time',
-    description: 'process CPU time (user+system) of the process that runs the model, per session',
+    description: 'CPU time (user+system) of the process that runs the model (Profile.engine.process says which), per timed session',
     async start(ctx: MetricContext) {
       startCpu = await ctx.cpuTimeUs();
       startWall = process.hrtime.bigint();
@@ -15,8 +15,8 @@ export function cpuTimeMetric(): Metric {
       const cpuUs = (await ctx.cpuTimeUs()) - startCpu;
       const wallUs = Number(process.hrtime.bigint() - startWall) / 1e3;
       return [
-        { name: 'cpu_time_ms', value: cpuUs / 1e3, unit: 'ms' },
-        { name: 'cpu_utilisation', value: wallUs > 0 ? cpuUs / wallUs : NaN, unit: 'cores' },
+        { name: 'cpu_time_ms', value: cpuUs / 1e3, unit: 'ms', aggregate: 'mean' },
+        { name: 'cpu_utilisation', value: wallUs > 0 ? cpuUs / wallUs : NaN, unit: 'cores', aggregate: 'mean' },
       ];
     },
   };

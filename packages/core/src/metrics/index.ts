@@ -1,8 +1,7 @@
 import type { Metric } from '../contracts/metric.js';
 import { cpuTimeMetric } from './cpu-time.js';
-import { latencyMetric } from './latency.js';
 import { peakMemoryMetric } from './peak-memory.js';
 
 /** Metric state lives between start() and stop() of one session; cells run one at a time, so one instance each suffices. */
-export const builtinMetrics: Metric[] = [latencyMetric, cpuTimeMetric(), peakMemoryMetric()];
+export const builtinMetrics: Metric[] = [cpuTimeMetric(), peakMemoryMetric()];
 export { rssBytes, cpuTimeUs } from './process-stats.js';

@@ -32,7 +32,7 @@ export function peakMemoryMetric(): Metric {
       clearInterval(timer);
       await pending;
       await sample(ctx);
-      return [{ name: 'peak_rss_mb', value: peak / 2 ** 20, unit: 'MiB' }];
+      return [{ name: 'peak_rss_mb', value: peak / 2 ** 20, unit: 'MiB', aggregate: 'max' }];
     },
   };
 }

@@ -262,11 +262,109 @@ JOIN ranked b
   AND b.batch_size = o.batch_size AND b.engine_device = o.engine_device
 ORDER BY model, o.batch_size, device, o.run_id, speedup DESC, o.profile_id`;
 
+/** v2: precision is part of the cell (asked for and executed), and which process the metrics measured. */
+const V2_LEADERBOARD = `CREATE VIEW leaderboard AS
+SELECT
+  p.model_name AS model,
+  row_number() OVER (PARTITION BY p.model_name ORDER BY p.throughput_mean DESC NULLS LAST, p.profile_id) AS rank_in_model,
+  p.engine_name AS engine,
+  p.engine_version,
+  p.engine_device AS device,
+  p.precision_executed AS precision,
+  p.precision_requested,
+  p.batch_size,
+  p.throughput_mean AS throughput_sps,
+  p.throughput_std AS throughput_std_sps,
+  p.predict_p50_ms AS p50_ms,
+  p.predict_p99_ms AS p99_ms,
+  p.engine_p50_ms,
+  p.model_only_p50_ms,
+  p.predict_p50_ms - p.engine_p50_ms AS overhead_p50_ms,
+  p.top1,
+  p.top5,
+  p.peak_rss_mb,
+  p.peak_device_mb,
+  p.achieved_flops,
+  p.peak_fraction,
+  m.sparsity_kind,
+  m.sparsity_actual,
+  p.engine_compile_ms AS compile_ms,
+  p.measured_wall_s,
+  r.name AS run_name,
+  r.started_at AS run_started_at,
+  p.created_at,
+  p.status,
+  p.run_id,
+  p.profile_id
+FROM profiles p
+LEFT JOIN runs r ON r.run_id = p.run_id
+LEFT JOIN models m ON m.model_sha256 = p.model_sha256
+WHERE p.status = 'ok'
+ORDER BY model, throughput_sps DESC NULLS LAST, p.profile_id`;
+
+const V2_COMPARISONS = `CREATE VIEW comparisons AS
+WITH ok AS (
+  SELECT
+    p.profile_id, p.run_id, p.model_name, p.batch_size, p.engine_device, p.engine_name,
+    p.throughput_mean, p.predict_p50_ms, p.precision_executed,
+    COALESCE(
+      max(p.correctness_reference_engine) OVER (PARTITION BY p.run_id, p.model_name, p.batch_size, p.engine_device),
+      json_extract_string(r.config, '$.reference_engine')
+    ) AS reference_engine
+  FROM profiles p
+  LEFT JOIN runs r ON r.run_id = p.run_id
+  WHERE p.status = 'ok' AND p.throughput_mean IS NOT NULL
+),
+ranked AS (
+  SELECT *,
+    row_number() OVER (
+      PARTITION BY run_id, model_name, batch_size, engine_device
+      ORDER BY (engine_name = reference_engine) DESC NULLS LAST, throughput_mean DESC, profile_id
+    ) AS baseline_rank
+  FROM ok
+)
+SELECT
+  o.run_id,
+  o.model_name AS model,
+  o.batch_size,
+  o.engine_device AS device,
+  o.engine_name AS engine,
+  o.precision_executed AS precision,
+  o.throughput_mean AS throughput_sps,
+  o.predict_p50_ms AS p50_ms,
+  b.engine_name AS baseline_engine,
+  b.precision_executed AS baseline_precision,
+  CASE WHEN b.engine_name IS NOT DISTINCT FROM o.reference_engine THEN 'reference' ELSE 'fastest' END AS baseline_kind,
+  b.throughput_mean AS baseline_throughput_sps,
+  b.predict_p50_ms AS baseline_p50_ms,
+  o.throughput_mean / b.throughput_mean AS speedup,
+  o.profile_id,
+  b.profile_id AS baseline_profile_id
+FROM ok o
+JOIN ranked b
+  ON b.baseline_rank = 1 AND b.run_id = o.run_id AND b.model_name = o.model_name
+  AND b.batch_size = o.batch_size AND b.engine_device = o.engine_device
+ORDER BY model, o.batch_size, device, o.run_id, speedup DESC, o.profile_id`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     description: 'runs, systems, models, profiles, sessions, samples, layers, scores; leaderboard and comparisons views',
     statements: [...V1_TABLES, V1_LEADERBOARD, V1_COMPARISONS],
+  },
+  {
+    version: 2,
+    description: 'profiles.precision_requested, precision_executed, precision_evidence, engine_process; leaderboard and comparisons show precision',
+    statements: [
+      'DROP VIEW leaderboard',
+      'DROP VIEW comparisons',
+      'ALTER TABLE profiles ADD COLUMN precision_requested VARCHAR',
+      'ALTER TABLE profiles ADD COLUMN precision_executed VARCHAR',
+      'ALTER TABLE profiles ADD COLUMN precision_evidence VARCHAR',
+      'ALTER TABLE profiles ADD COLUMN engine_process VARCHAR',
+      V2_LEADERBOARD,
+      V2_COMPARISONS,
+    ],
   },
 ];
 

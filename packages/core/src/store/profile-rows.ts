@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../encoding/canonical-json.js';
 import type { Boundary, ModelFacts, Profile, SessionResult, Stats, SystemInfo } from '../contracts/profile.js';
 
 /** A value bound to one column of an INSERT. */
@@ -21,15 +22,6 @@ export const STORED_METRIC_NAMES = {
 
 /** Profile.scores metrics copied into profiles.top1 / profiles.top5. */
 export const STORED_SCORE_NAMES = { top1: 'top1', top5: 'top5' } as const;
-
-/** JSON with object keys sorted, so equal values always serialise (and hash) the same. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
 
 export function systemId(system: SystemInfo): string {
   return createHash('sha256').update(canonicalJson(system)).digest('hex');
@@ -133,6 +125,10 @@ export function profileRow(profile: Profile): Row {
     engine_options: JSON.stringify(engine.options),
     engine_compile_ms: engine.compile_ms,
     engine_facts: JSON.stringify(engine.facts),
+    engine_process: engine.process,
+    precision_requested: engine.precision?.requested ?? null,
+    precision_executed: engine.precision?.executed ?? null,
+    precision_evidence: engine.precision?.evidence ?? null,
     dataset_name: dataset.name,
     dataset_kind: dataset.kind,
     dataset_manifest_sha256: dataset.manifest_sha256,

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { LayerTiming } from '../contracts/engine.js';
+import type { Boundary, LayerRow, Profile, Stats } from '../contracts/profile.js';
+import type { Cell } from '../config/keys.js';
+import { summarize } from '../stats/summary.js';
+import type { SweepContext } from './context.js';
+import type { TimedBoundary } from './loop.js';
+import type { Measurement } from './measure.js';
+import type { CellPlan } from './plan.js';
+import { aggregateMetrics } from './tracker.js';
+
+/** The Profile a cell starts from: identity, config and workload; phases fill in the rest as they learn it. */
+export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
+  const exp = ctx.loaded.experiment;
+  const dataset = ctx.dataset instanceof Error ? null : ctx.dataset;
+  return {
+    profile_id: randomUUID(),
+    run_id: ctx.runId,
+    cell_key: cell.key,
+    created_at: new Date().toISOString(),
+    status: 'ok',
+    error: null,
+    error_detail: null,
+    model: null,
+    model_name: cell.model.name,
+    engine: {
+      name: cell.engine.name,
+      version: null,
+      device: cell.engine.device,
+      options: cell.engine.options,
+      compile_ms: null,
+      facts: {},
+      precision: null,
+      process: null,
+    },
+    dataset: {
+      name: dataset?.name ?? exp.dataset.name ?? exp.dataset.kind,
+      kind: exp.dataset.kind,
+      manifest_sha256: dataset?.manifestSha256 ?? null,
+      samples: 0,
+      preprocess: cell.model.preprocess ?? exp.preprocess,
+    },
+    workload: {
+      batch_size: cell.batchSize,
+      warmup_batches: exp.warmup_batches,
+      sessions: exp.sessions,
+      samples_per_session: 0,
+      threads: null,
+      scenario: 'offline',
+      seed: exp.seed,
+    },
+    correctness: null,
+    throughput: null,
+    latency: {},
+    metrics: {},
+    scores: [],
+    achieved_flops: null,
+    peak_fraction: null,
+    sessions: [],
+    samples: [],
+    layers: [],
+    system: ctx.system,
+    config: { experiment: ctx.loaded.raw, cell: { model: cell.model, engine: cell.engine, batch_size: cell.batchSize } },
+    command: ctx.command(cell.key),
+  };
+}
+
+function layerRows(layers: LayerTiming[]): LayerRow[] {
+  const totalNs = layers.reduce((a, l) => a + l.meanNs, 0);
+  return layers.map((l) => ({
+    name: l.name,
+    op_type: l.opType,
+    mean_ns: l.meanNs,
+    calls: l.calls,
+    share: totalNs > 0 ? l.meanNs / totalNs : 0,
+    input_shapes: l.inputShapes ?? null,
+    output_shapes: l.outputShapes ?? null,
+  }));
+}
+
+/** The assemble phase: statistics per session and across sessions, raw samples, metrics, scores, FLOP/s, layers. */
+export function assembleProfile(ctx: SweepContext, plan: CellPlan, m: Measurement, profile: Profile): void {
+  const { loop } = m;
+  const latency: Partial<Record<Boundary, Stats>> = {};
+  for (const [boundary, values] of Object.entries(loop.raw) as [TimedBoundary, Float64Array][]) {
+    if (values.length === 0) continue;
+    latency[boundary] = summarize(values);
+    values.forEach((ns, i) => profile.samples.push({ session: Math.floor(i / plan.batches), batch: i % plan.batches, boundary, ns }));
+  }
+  if (m.modelOnlyNs) {
+    latency.model_only = summarize(m.modelOnlyNs);
+    m.modelOnlyNs.forEach((ns, i) => profile.samples.push({ session: -1, batch: i, boundary: 'model_only', ns }));
+  }
+  profile.latency = latency;
+  profile.sessions = loop.sessions;
+  profile.throughput = summarize(loop.sessions.map((s) => s.throughput_sps));
+  profile.metrics = aggregateMetrics(loop.metricValues);
+  if (m.memory) {
+    profile.metrics.worker_peak_rss_mb = m.memory.rssBytes / 2 ** 20;
+    if (m.memory.deviceBytes !== undefined) profile.metrics.device_peak_mb = m.memory.deviceBytes / 2 ** 20;
+  }
+  profile.scores = plan.scorers.flatMap((s, k) =>
+    s.reduce(loop.scores[k]!).map((r) => ({ metric: r.metric, value: r.value, samples: r.samples, higher_is_better: r.higherIsBetter })),
+  );
+  if (plan.cell.model.weights !== 'trained') {
+    // Accuracy of random weights means nothing; agreement with the reference engine still does.
+    profile.scores = profile.scores.filter((s) => s.metric.startsWith('agreement'));
+  }
+  const flops = plan.facts.flops_per_sample;
+  if (flops) {
+    profile.achieved_flops = flops * profile.throughput.mean;
+    profile.peak_fraction = ctx.system.peak_flops ? profile.achieved_flops / ctx.system.peak_flops : null;
+  }
+  profile.layers = layerRows(m.layers);
+}

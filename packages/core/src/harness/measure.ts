@@ -1,0 +1,62 @@
+import type { LayerTiming, MemorySample, PreparedModel } from '../contracts/engine.js';
+import type { TensorMap } from '../contracts/tensor.js';
+import { cpuTimeUs, rssBytes } from '../metrics/process-stats.js';
+import type { SweepContext } from './context.js';
+import type { Deadline } from './deadline.js';
+import { runLoop, type LoopResult } from './loop.js';
+import type { CellPlan } from './plan.js';
+import { PerformanceTracker } from './tracker.js';
+
+export interface Measurement {
+  loop: LoopResult;
+  /** The engine's own timing loop on a resident input (no IPC), per iteration ns. */
+  modelOnlyNs: number[] | null;
+  memory: MemorySample | null;
+  layers: LayerTiming[];
+}
+
+/** Longest the model-only bench may take: the sessions already measured the same model. */
+const MODEL_ONLY_BUDGET_NS = 5e9;
+
+/** The measure phase: warmup and the tracked sessions, then outside any tracker the model-only bench and layers. */
+export async function measureCell(ctx: SweepContext, plan: CellPlan, model: PreparedModel, references: TensorMap[], deadline: Deadline): Promise<Measurement> {
+  const exp = ctx.loaded.experiment;
+  ctx.onProgress?.({ kind: 'phase', phase: 'measure' });
+  const pid = model.pid?.() ?? process.pid;
+  const loop = await runLoop({
+    prepared: model,
+    dataset: plan.dataset,
+    preprocessor: plan.preprocessor,
+    inputName: plan.inputName,
+    outputName: plan.outputName,
+    batchSize: plan.batchSize,
+    batches: plan.batches,
+    warmupBatches: exp.warmup_batches,
+    sessions: exp.sessions,
+    scorers: plan.scorers,
+    references,
+    tracker: new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m))),
+    metricContext: { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) },
+    deadline,
+    onSession: (index) => ctx.onProgress?.({ kind: 'session', index, of: exp.sessions }),
+  });
+  const feed = { [plan.inputName]: plan.firstBatch };
+  let modelOnlyNs: number[] | null = null;
+  if (model.bench) {
+    ctx.onProgress?.({ kind: 'phase', phase: 'model-only bench' });
+    // As many iterations as a session has batches (at least 10), within the budget: an untuned compiler can take
+    // seconds per batch.
+    const predict = loop.raw.predict;
+    const perBatchNs = predict.reduce((a, v) => a + v, 0) / Math.max(1, predict.length);
+    const budget = perBatchNs > 0 ? Math.floor(MODEL_ONLY_BUDGET_NS / perBatchNs) : Infinity;
+    const iterations = Math.max(3, Math.min(Math.max(10, plan.batches), budget));
+    modelOnlyNs = (await deadline.run(model.bench(feed, iterations))).iterationNs;
+  }
+  const memory = model.memory ? await deadline.run(model.memory()) : null;
+  let layers: LayerTiming[] = [];
+  if (exp.layer_profile.enabled && model.layerProfile) {
+    ctx.onProgress?.({ kind: 'phase', phase: 'layer profile' });
+    layers = await deadline.run(model.layerProfile(feed, exp.layer_profile.iterations));
+  }
+  return { loop, modelOnlyNs, memory, layers };
+}

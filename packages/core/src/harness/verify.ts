@@ -1,0 +1,66 @@
+import type { PreparedModel } from '../contracts/engine.js';
+import type { Profile } from '../contracts/profile.js';
+import type { TensorMap } from '../contracts/tensor.js';
+import type { SweepContext } from './context.js';
+import { compareOutputs } from './correctness.js';
+import type { Deadline } from './deadline.js';
+import { InvalidOutputError } from './errors.js';
+import type { CellPlan } from './plan.js';
+import type { ReferenceKey } from './reference.js';
+import { toleranceFor } from './tolerance.js';
+
+function referenceKey(plan: CellPlan): ReferenceKey {
+  return {
+    modelPath: plan.modelPath,
+    model: plan.cell.model,
+    batchSize: plan.batchSize,
+    inputName: plan.inputName,
+    preprocessor: plan.preprocessor,
+    dataset: plan.dataset,
+    inputs: plan.inputs,
+    precision: plan.precision.model,
+  };
+}
+
+/**
+ * The correctness gate: every engine but the reference answers the first batch, compared with the reference
+ * engine's outputs within a tolerance that follows the executed precision. A wrong answer is never timed.
+ */
+export async function verifyCell(ctx: SweepContext, plan: CellPlan, model: PreparedModel, profile: Profile, deadline: Deadline): Promise<void> {
+  const exp = ctx.loaded.experiment;
+  if (plan.engine.name === exp.reference_engine) return;
+  ctx.onProgress?.({ kind: 'phase', phase: 'verify' });
+  const expected = await deadline.run(ctx.reference.batch(referenceKey(plan), 0));
+  const got = await deadline.run(model.predict({ [plan.inputName]: plan.firstBatch }));
+  const executed = profile.engine.precision?.executed ?? plan.precision.requested;
+  const tol = toleranceFor(executed, exp.tolerance, expected);
+  const cmp = compareOutputs(got.outputs, expected, tol.atol, tol.rtol);
+  profile.correctness = {
+    reference_engine: exp.reference_engine,
+    max_abs_error: cmp.maxAbsError,
+    max_rel_error: cmp.maxRelError,
+    atol: tol.atol,
+    rtol: tol.rtol,
+    precision: tol.precision,
+    tolerance_rule: tol.rule,
+    passed: cmp.passed,
+  };
+  if (!cmp.passed) {
+    throw new InvalidOutputError(
+      `outputs differ from ${exp.reference_engine} on the first batch: max abs error ${cmp.maxAbsError.toExponential(3)}, max rel error ${cmp.maxRelError.toExponential(3)} (atol ${tol.atol.toPrecision(3)}, rtol ${tol.rtol.toPrecision(3)}; ${tol.rule})${cmp.mismatch ? `: ${cmp.mismatch}` : ''}. Not timed: a wrong answer is not a speed result.`,
+    );
+  }
+}
+
+/**
+ * Reference outputs for scorers that compare against them, computed now, and the reference engine released, so
+ * that neither its runs nor its idle thread pool and memory are inside the measured sessions.
+ */
+export async function referenceOutputs(ctx: SweepContext, plan: CellPlan, deadline: Deadline): Promise<TensorMap[]> {
+  const references: TensorMap[] = [];
+  if (plan.scorers.some((s) => s.needsReference)) {
+    for (let b = 0; b < plan.batches; b++) references.push(await deadline.run(ctx.reference.batch(referenceKey(plan), b)));
+  }
+  await ctx.reference.release();
+  return references;
+}
