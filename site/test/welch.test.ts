@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { regularizedIncompleteBeta, welchTTest } from '../src/lib/welch.js';
+import { welchTTest } from '../src/lib/welch.js';
 
-// Reference values from SciPy 1.17: scipy.stats.ttest_ind(b, a, equal_var=False) and scipy.special.betainc.
+// Reference values from SciPy 1.17: scipy.stats.ttest_ind(b, a, equal_var=False).
 const CASES = [
   { a: [100, 102, 98], b: [110, 111, 109.5], t: 8.225238322051558, p: 0.006509205994866681, df: 2.5711857203569912 },
   { a: [5.0, 5.1], b: [5.05, 5.2, 4.9, 5.0], t: -0.15617376188860854, p: 0.8842113738370951, df: 3.6202440775305167 },
@@ -15,11 +15,6 @@ describe("Welch's t-test (History's change test)", () => {
     expect(result?.t).toBeCloseTo(t, 10);
     expect(result?.df).toBeCloseTo(df, 10);
     expect(result?.p).toBeCloseTo(p, 10);
-  });
-
-  it('the regularized incomplete beta function matches SciPy', () => {
-    expect(regularizedIncompleteBeta(0.3, 2.5, 0.5)).toBeCloseTo(0.018927124071945658, 12);
-    expect(regularizedIncompleteBeta(0.95, 10, 0.5)).toBeCloseTo(0.31715157546554495, 12);
   });
 
   it('gives no test without two values a side, and handles zero spread', () => {

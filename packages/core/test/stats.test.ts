@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { percentile, summarize, tCritical95 } from '../src/stats/summary.js';
+import { studentTTwoSidedP, tCritical95 } from '../src/stats/student-t.js';
+import { percentile, summarize } from '../src/stats/summary.js';
 
 describe('summarize', () => {
   it('matches numpy linear percentiles and sample variance', () => {
@@ -14,8 +15,8 @@ describe('summarize', () => {
     expect(s.std).toBeCloseTo(Math.sqrt(9.166666666666666), 12);
     expect(s.min).toBe(1);
     expect(s.max).toBe(10);
-    // t(0.975, 9) = 2.262
-    const half = (2.262 * s.std) / Math.sqrt(10);
+    // scipy.stats.t.ppf(0.975, 9)
+    const half = (2.262157162798205 * s.std) / Math.sqrt(10);
     expect(s.ci95_low).toBeCloseTo(5.5 - half, 9);
     expect(s.ci95_high).toBeCloseTo(5.5 + half, 9);
   });
@@ -26,9 +27,33 @@ describe('summarize', () => {
     expect(Number.isNaN(summarize([]).mean)).toBe(true);
   });
 
-  it('uses the normal critical value past 30 degrees of freedom', () => {
-    expect(tCritical95(1)).toBeCloseTo(12.706);
-    expect(tCritical95(100)).toBe(1.96);
+  it('interpolates between two values', () => {
     expect(percentile(Float64Array.from([1, 2]), 0.5)).toBe(1.5);
+  });
+});
+
+// Reference values from SciPy: scipy.stats.t.ppf(0.975, df) and 2 * scipy.stats.t.sf(abs(t), df).
+describe("Student's t", () => {
+  it.each([
+    [1, 12.706204736174694],
+    [2.5, 3.5746548420036817],
+    [9, 2.262157162798205],
+    [30, 2.0422724563012378],
+    [100, 1.9839715185235518],
+    [1000, 1.9623390808264083],
+  ])('t(0.975, %s) matches SciPy', (df, expected) => {
+    expect(tCritical95(df)).toBeCloseTo(expected, 12);
+  });
+
+  it('has no critical value below one degree of freedom', () => {
+    expect(Number.isNaN(tCritical95(0))).toBe(true);
+  });
+
+  it.each([
+    [2.0, 3, 0.13932596855884305],
+    [-0.5, 7.5, 0.6314109646224545],
+    [0, 4, 1],
+  ])('the two-sided p of t=%s with df=%s matches SciPy', (t, df, expected) => {
+    expect(studentTTwoSidedP(t, df)).toBeCloseTo(expected, 12);
   });
 });

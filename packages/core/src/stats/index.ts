@@ -1,1 +1,2 @@
 export * from './summary.js';
+export * from './student-t.js';

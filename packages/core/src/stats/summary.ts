@@ -1,15 +1,5 @@
 import type { Stats } from '../contracts/profile.js';
-
-/** Two-sided 95% Student-t critical values for df = 1..30; beyond that the normal 1.96 is within 2%. */
-const T95 = [
-  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101,
-  2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042,
-];
-
-export function tCritical95(df: number): number {
-  if (df < 1) return NaN;
-  return T95[df - 1] ?? 1.96;
-}
+import { tCritical95 } from './student-t.js';
 
 /** Percentile by linear interpolation between closest ranks (numpy's default, "linear"); `sorted` ascending. */
 export function percentile(sorted: ArrayLike<number>, q: number): number {
