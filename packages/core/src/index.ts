@@ -9,5 +9,6 @@ export * from './plugins/index.js';
 export * from './harness/index.js';
 export * from './model/index.js';
 export * from './store/index.js';
+export * from './publish/index.js';
 export * from './worker/index.js';
 export { HARNESS_VERSION } from './version.js';

@@ -1,0 +1,101 @@
+import { basename } from 'node:path';
+import { z } from 'zod';
+import { runQuery } from '../store/query.js';
+import { openStore, type ProfileStore } from '../store/store.js';
+import { PublishedProfileSchema, PublishedRunSchema, SITE_DATA_VERSION, type SiteData } from './site-data.js';
+
+// Every query goes through runQuery, so DuckDB values arrive as JSON: timestamps as ISO strings, BIGINT as numbers, lists as arrays.
+
+const PROFILE_SQL = `
+SELECT p.profile_id, p.run_id, r.name AS run_name, p.cell_key, p.created_at, p.status, p.error, p.model_name, p.model_sha256,
+  p.model_family, p.engine_name, p.engine_version, p.engine_device, p.engine_compile_ms, p.dataset_name, p.batch_size,
+  p.session_count, p.samples_per_session, p.throughput_mean, p.throughput_std, p.throughput_ci95_low, p.throughput_ci95_high,
+  p.predict_p50_ms, p.predict_p99_ms, p.engine_p50_ms, p.end_to_end_p50_ms, p.model_only_p50_ms,
+  p.peak_rss_mb, p.peak_device_mb, p.achieved_flops, p.peak_fraction, p.top1, p.top5, p.command, p.system_id,
+  s.cpu_model, s.cpu_cores, s.gpus::VARCHAR AS gpus, s.hostname,
+  m.sparsity_actual, m.sparsity_kind, m.parameters::DOUBLE AS parameters, m.flops_per_sample,
+  l.rank_in_model, p.profile_json::VARCHAR AS profile
+FROM profiles p
+LEFT JOIN systems s ON s.system_id = p.system_id
+LEFT JOIN models m ON m.model_sha256 = p.model_sha256
+LEFT JOIN runs r ON r.run_id = p.run_id
+LEFT JOIN leaderboard l ON l.profile_id = p.profile_id
+ORDER BY p.created_at, p.profile_id`;
+
+const RUN_SQL = `
+SELECT r.run_id, r.name, r.started_at, r.finished_at, r.command, count(p.profile_id)::INTEGER AS profiles
+FROM runs r LEFT JOIN profiles p ON p.run_id = r.run_id
+GROUP BY ALL ORDER BY r.started_at, r.run_id`;
+
+const SESSION_SQL = `
+SELECT profile_id, list(throughput_sps ORDER BY session_index) AS throughputs FROM sessions GROUP BY profile_id`;
+
+const SAMPLE_SQL = `
+SELECT profile_id, list(session ORDER BY seq) AS session, list(batch ORDER BY seq) AS batch,
+  list(boundary ORDER BY seq) AS boundary, list(ns ORDER BY seq) AS ns
+FROM samples GROUP BY profile_id`;
+
+/** JSON columns come as text; parsed here so the schema checks what they hold. */
+function jsonText<S extends z.ZodType>(schema: S) {
+  return z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch (error) {
+        ctx.issues.push({ code: 'custom', message: `not JSON (${error instanceof Error ? error.message : String(error)})`, input: text });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
+}
+
+const ProfileQueryRowSchema = PublishedProfileSchema.omit({ session_throughputs: true, samples: true }).extend({
+  gpus: jsonText(PublishedProfileSchema.shape.gpus.unwrap()).nullable(),
+  profile: jsonText(PublishedProfileSchema.shape.profile),
+});
+const SessionQueryRowSchema = z.object({ profile_id: z.string(), throughputs: PublishedProfileSchema.shape.session_throughputs });
+const SampleQueryRowSchema = z.object({ profile_id: z.string() }).and(PublishedProfileSchema.shape.samples);
+
+async function select<S extends z.ZodType>(store: ProfileStore, sql: string, schema: S): Promise<z.output<S>[]> {
+  const result = await runQuery(store, sql);
+  return result.rows.map((row, index) => {
+    const parsed = schema.safeParse(Object.fromEntries(result.columns.map((column, i) => [column, row[i] ?? null])));
+    if (!parsed.success) {
+      throw new Error(
+        `Row ${index} read for the site from ${store.file} has an unexpected shape (${z.prettifyError(parsed.error)}). ` +
+          `The database may come from another pbh version; rebuild it with this one or report the message.\nQuery: ${sql}`,
+      );
+    }
+    return parsed.data;
+  });
+}
+
+/**
+ * Everything a results website shows, from the store at `path` opened read-only and closed again,
+ * every value validated. A file held by a running `pbh run` throws StoreLockedError; a missing one
+ * StoreNotFoundError; a foreign or unmigrated one StoreSchemaError.
+ */
+export async function readSiteData(path: string): Promise<SiteData> {
+  const store = await openStore(path, { readOnly: true });
+  try {
+    const rows = await select(store, PROFILE_SQL, ProfileQueryRowSchema);
+    const runs = await select(store, RUN_SQL, PublishedRunSchema);
+    const sessions = new Map((await select(store, SESSION_SQL, SessionQueryRowSchema)).map((s) => [s.profile_id, s.throughputs]));
+    const samples = new Map((await select(store, SAMPLE_SQL, SampleQueryRowSchema)).map(({ profile_id, ...columns }) => [profile_id, columns]));
+    return {
+      version: SITE_DATA_VERSION,
+      db_file: basename(store.file),
+      profiles: rows.map((row) => ({
+        ...row,
+        // Rows copied or migrated with SQL may keep a stale id in profile_json: the table's columns are the record.
+        profile: { ...row.profile, profile_id: row.profile_id, run_id: row.run_id, created_at: row.created_at },
+        session_throughputs: sessions.get(row.profile_id) ?? [],
+        samples: samples.get(row.profile_id) ?? { session: [], batch: [], boundary: [], ns: [] },
+      })),
+      runs,
+    };
+  } finally {
+    await store.close();
+  }
+}

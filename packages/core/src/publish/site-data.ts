@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import { BoundarySchema, ProfileSchema, ProfileStatusSchema, SystemInfoSchema, type Profile } from '../contracts/profile.js';
+
+/**
+ * The data a results website is built from, read out of a store by readSiteData(): a published
+ * contract, so the site never depends on the store's tables, which migrations are free to change.
+ * Bump SITE_DATA_VERSION when a field is removed, renamed or changes meaning or type; a new field
+ * is not a new version.
+ */
+export const SITE_DATA_VERSION = 1;
+
+const count = z.number().int();
+const num = z.number().nullable();
+
+/** A Profile's raw per-batch latencies column by column, in Profile.samples order: holding every Profile's at once stays affordable. */
+export const SampleColumnsSchema = z
+  .object({
+    session: z.array(count),
+    batch: z.array(count),
+    boundary: z.array(BoundarySchema),
+    ns: z.array(z.number()),
+  })
+  .refine((c) => c.session.length === c.ns.length && c.batch.length === c.ns.length && c.boundary.length === c.ns.length, {
+    message: 'session, batch, boundary and ns must have one entry per sample',
+  });
+export type SampleColumns = z.output<typeof SampleColumnsSchema>;
+
+/** The stored Profile less its raw samples, which travel beside it as SampleColumns. */
+export const StoredProfileSchema = ProfileSchema.omit({ samples: true });
+export type StoredProfile = z.output<typeof StoredProfileSchema>;
+
+/** One Profile (any status) as the site shows it: the leaderboard's figures flat, then the whole record. */
+export const PublishedProfileSchema = z.object({
+  profile_id: z.string(),
+  run_id: z.string(),
+  run_name: z.string().nullable(),
+  cell_key: z.string(),
+  /** ISO 8601, UTC. */
+  created_at: z.string(),
+  status: ProfileStatusSchema,
+  error: z.string().nullable(),
+  model_name: z.string(),
+  model_sha256: z.string().nullable(),
+  model_family: z.string().nullable(),
+  engine_name: z.string(),
+  engine_version: z.string().nullable(),
+  engine_device: z.string(),
+  engine_compile_ms: num,
+  dataset_name: z.string(),
+  batch_size: count,
+  session_count: count,
+  samples_per_session: count,
+  /** Samples/s across sessions. */
+  throughput_mean: num,
+  throughput_std: num,
+  throughput_ci95_low: num,
+  throughput_ci95_high: num,
+  /** Milliseconds per batch at each boundary; null where the boundary was not measured. */
+  predict_p50_ms: num,
+  predict_p99_ms: num,
+  engine_p50_ms: num,
+  end_to_end_p50_ms: num,
+  model_only_p50_ms: num,
+  peak_rss_mb: num,
+  peak_device_mb: num,
+  achieved_flops: num,
+  peak_fraction: num,
+  top1: num,
+  top5: num,
+  command: z.string(),
+  system_id: z.string(),
+  cpu_model: z.string().nullable(),
+  cpu_cores: count.nullable(),
+  gpus: SystemInfoSchema.shape.gpus.nullable(),
+  hostname: z.string().nullable(),
+  /** From the models table: the first Profile stored for a model file describes it. */
+  sparsity_actual: num,
+  sparsity_kind: z.string().nullable(),
+  parameters: num,
+  flops_per_sample: num,
+  /** Throughput rank among the ok Profiles of the same model (the leaderboard view's rank_in_model); null unless ok. */
+  rank_in_model: count.nullable(),
+  /** Samples/s of each session, in session order. */
+  session_throughputs: z.array(z.number()),
+  profile: StoredProfileSchema,
+  samples: SampleColumnsSchema,
+});
+export type PublishedProfile = z.output<typeof PublishedProfileSchema>;
+
+export const PublishedRunSchema = z.object({
+  run_id: z.string(),
+  name: z.string(),
+  started_at: z.string(),
+  finished_at: z.string().nullable(),
+  command: z.string(),
+  /** Profiles stored for the run, any status. */
+  profiles: count,
+});
+export type PublishedRun = z.output<typeof PublishedRunSchema>;
+
+export const SiteDataSchema = z.object({
+  version: z.literal(SITE_DATA_VERSION),
+  /** The store's file name, without its folder: published pages do not reveal where results were kept. */
+  db_file: z.string(),
+  /** Oldest first. */
+  profiles: z.array(PublishedProfileSchema),
+  /** Oldest first. */
+  runs: z.array(PublishedRunSchema),
+});
+export type SiteData = z.output<typeof SiteDataSchema>;
+
+/** The full Profile, raw samples back in place: what a Profile's download holds. */
+export function fullProfile(published: PublishedProfile): Profile {
+  const { session, batch, boundary, ns } = published.samples;
+  return {
+    ...published.profile,
+    // The schema holds the four columns to one length.
+    samples: ns.map((value, i) => ({ session: session[i]!, batch: batch[i]!, boundary: boundary[i]!, ns: value })),
+  };
+}
