@@ -6,6 +6,7 @@ export class Deadline {
   private interrupted = false;
   private readonly waiters = new Set<(e: Error) => void>();
   private readonly controller = new AbortController();
+  private guard: Promise<never> | undefined;
 
   constructor(
     private readonly timeoutS: number,
@@ -26,9 +27,35 @@ export class Deadline {
     for (const w of this.waiters) w(e);
   }
 
+  /**
+   * Races a call on the timed path against the deadline. One guard (one timer) serves every call of the cell, so a
+   * batch pays for a Promise.race and no timer: cheap enough to bound every predict, which a hung runtime needs.
+   */
+  race<T>(p: Promise<T>): Promise<T> {
+    if (!this.guard) {
+      const guard = new Promise<never>((_, reject) => {
+        this.waiters.add(reject);
+        const timer = setTimeout(() => {
+          const f = this.failure() ?? this.timeoutError();
+          this.controller.abort(f);
+          reject(f);
+        }, Math.max(0, this.endsAt - Date.now()) + 1);
+        timer.unref();
+      });
+      // Nobody may be racing when it fires; the rejection is seen through race(), never as unhandled.
+      guard.catch(() => undefined);
+      this.guard = guard;
+    }
+    return Promise.race([p, this.guard]);
+  }
+
+  private timeoutError(): CellTimeoutError {
+    return new CellTimeoutError(`${this.label} ran past its timeout of ${this.timeoutS} s (timeout_s in the config)`);
+  }
+
   private failure(): Error | undefined {
     if (this.interrupted) return new InterruptedError('interrupted by the user (SIGINT) while this cell was running');
-    if (Date.now() > this.endsAt) return new CellTimeoutError(`${this.label} ran past its timeout of ${this.timeoutS} s (timeout_s in the config)`);
+    if (Date.now() > this.endsAt) return this.timeoutError();
     return undefined;
   }
 
@@ -49,7 +76,7 @@ export class Deadline {
       reject = rej;
       this.waiters.add(rej);
       timer = setTimeout(() => {
-        const f = this.failure() ?? new CellTimeoutError(`${this.label} ran past its timeout of ${this.timeoutS} s (timeout_s in the config)`);
+        const f = this.failure() ?? this.timeoutError();
         this.controller.abort(f);
         rej(f);
       }, Math.max(0, this.endsAt - Date.now()) + 1);

@@ -68,7 +68,7 @@ export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
       const t0 = now();
       const x = preprocessor.apply(rawBatch);
       const t1 = now();
-      const result = await prepared.predict({ [plan.inputName]: x });
+      const result = await deadline.race(prepared.predict({ [plan.inputName]: x }));
       const t2 = now();
       raw.predict[offset + b] = Number(t2 - t1);
       raw.end_to_end[offset + b] = Number(t2 - t0);

@@ -1,0 +1,202 @@
+import { describe, expect, it } from 'vitest';
+import type { Metric } from '../../src/contracts/metric.js';
+import type { Scorer } from '../../src/contracts/scorer.js';
+import { runCell } from '../../src/harness/cell.js';
+import { Deadline } from '../../src/harness/deadline.js';
+import { fakeEngine, type FakeScript } from './fake-engine.js';
+import { fakeSweep } from './sweep-context.js';
+import type { ExperimentInput } from '../../src/config/schema.js';
+
+const SAMPLES = 64;
+const B = 8;
+const BATCHES = SAMPLES / B;
+const SESSIONS = 3;
+const WARMUP = 2;
+
+/** Runs the single cell of `engine` (index 1 of [ref, engine]) in a fake sweep. */
+async function run(script: FakeScript, overrides: Partial<ExperimentInput> = {}, metrics: Metric[] = [], onDeadline?: (d: Deadline) => void) {
+  const ref = fakeEngine('ref');
+  const engine = fakeEngine('fake', script);
+  const { ctx, cells } = await fakeSweep([ref, engine], overrides, metrics);
+  const cell = cells.find((c) => c.engine.name === 'fake')!;
+  const deadline = new Deadline(ctx.loaded.experiment.timeout_s, 'test cell');
+  onDeadline?.(deadline);
+  const profile = await runCell(ctx, cell, deadline);
+  await ctx.reference.release();
+  return { profile, engine, ref };
+}
+
+describe('runCell on a fake engine', () => {
+  it('times warmup-free sessions at every boundary and scores every timed sample', async () => {
+    const { profile, engine } = await run({ serviceMs: 1, engineNs: 1000n });
+    expect(profile.status, profile.error ?? '').toBe('ok');
+    // One gate call, the warmup batches, then every batch of every session.
+    expect(engine.calls.predicts).toBe(1 + WARMUP + SESSIONS * BATCHES);
+    expect(profile.sessions).toHaveLength(SESSIONS);
+    for (const boundary of ['predict', 'end_to_end', 'engine'] as const) {
+      expect(profile.samples.filter((s) => s.boundary === boundary)).toHaveLength(SESSIONS * BATCHES);
+    }
+    expect(profile.samples.filter((s) => s.boundary === 'engine').every((s) => s.ns === 1000)).toBe(true);
+    expect(profile.latency.predict!.min).toBeGreaterThanOrEqual(1e6);
+    expect(profile.latency.end_to_end!.p50).toBeGreaterThanOrEqual(profile.latency.predict!.p50);
+    const s0 = profile.sessions[0]!;
+    const predictSum = profile.samples.filter((s) => s.boundary === 'predict' && s.session === 0).reduce((a, s) => a + s.ns, 0);
+    expect(s0.throughput_sps).toBeCloseTo((BATCHES * B * 1e9) / predictSum, 6);
+    expect(profile.scores.find((s) => s.metric === 'top1')?.samples).toBe(SAMPLES);
+    expect(profile.correctness?.passed).toBe(true);
+    expect(profile.correctness?.precision).toBe('fp32');
+    expect(engine.calls.disposes).toBe(1);
+  });
+
+  it('leaves out the engine boundary when the engine reports no time', async () => {
+    const { profile } = await run({});
+    expect(profile.status).toBe('ok');
+    expect(profile.latency.engine).toBeUndefined();
+    expect(profile.samples.some((s) => s.boundary === 'engine')).toBe(false);
+  });
+
+  it('does not gate the reference engine against itself', async () => {
+    const ref = fakeEngine('ref');
+    const { ctx, cells } = await fakeSweep([ref]);
+    const profile = await runCell(ctx, cells[0]!, new Deadline(30, 'ref cell'));
+    expect(profile.status).toBe('ok');
+    expect(profile.correctness).toBeNull();
+    expect(ref.calls.predicts).toBe(WARMUP + SESSIONS * BATCHES);
+  });
+
+  it('stores a wrong answer as invalid_output and times nothing', async () => {
+    const { profile, engine } = await run({ offset: 1 });
+    expect(profile.status).toBe('invalid_output');
+    expect(profile.correctness?.passed).toBe(false);
+    expect(profile.correctness?.max_abs_error).toBeCloseTo(1, 5);
+    expect(profile.sessions).toHaveLength(0);
+    expect(engine.calls.predicts).toBe(1);
+    expect(profile.error).toMatch(/differ from ref/);
+  });
+
+  it('records a compile failure as failed, with nothing to dispose', async () => {
+    const { profile, engine } = await run({ failAt: 'prepare' });
+    expect(profile.status).toBe('failed');
+    expect(profile.error).toMatch(/scripted compile failure/);
+    expect(engine.calls.disposes).toBe(0);
+  });
+
+  it('records a failure mid-session as failed and disposes the model', async () => {
+    const { profile, engine } = await run({ failAt: 1 + WARMUP + 5 });
+    expect(profile.status).toBe('failed');
+    expect(profile.error).toMatch(/scripted failure at predict 8/);
+    expect(engine.calls.disposes).toBe(1);
+  });
+
+  it('turns a hang in predict or in prepare into a timeout Profile', async () => {
+    const inPredict = await run({ hangAt: 1 + WARMUP + 3 }, { timeout_s: 0.3 });
+    expect(inPredict.profile.status).toBe('timeout');
+    expect(inPredict.profile.error).toMatch(/timeout of 0.3 s/);
+    expect(inPredict.engine.calls.disposes).toBe(1);
+    const inPrepare = await run({ hangAt: 'prepare' }, { timeout_s: 0.3 });
+    expect(inPrepare.profile.status).toBe('timeout');
+  });
+
+  it('records the cell in flight as failed when the user interrupts', async () => {
+    const { profile } = await run({ hangAt: 4 }, {}, [], (d) => setTimeout(() => d.interrupt(), 100));
+    expect(profile.status).toBe('failed');
+    expect(profile.error).toMatch(/interrupted by the user.*the sweep stopped here/);
+  });
+
+  it('skips an unavailable engine with its fix', async () => {
+    const { profile } = await run({ available: false });
+    expect(profile.status).toBe('skipped');
+    expect(profile.error).toMatch(/scripted unavailable. Fix: nothing to fix/);
+  });
+
+  it('refuses a precision the engine cannot execute, naming the entry and what it supports', async () => {
+    const { profile, engine } = await run({}, { engines: [{ name: 'ref' }, { name: 'fake', precision: 'bf16', label: 'fake-bf16' }] });
+    expect(profile.status).toBe('failed');
+    expect(profile.error).toMatch(/engines\[fake-bf16\]\.precision: fake cannot execute bf16; it supports fp32/);
+    expect(engine.calls.prepares).toHaveLength(0);
+  });
+
+  it('gates a bf16 cell with a tolerance that follows the executed precision', async () => {
+    const bf16 = { engines: [{ name: 'ref' }, { name: 'fake', precision: 'bf16' as const }] };
+    const small = await run({ precisions: ['fp32', 'bf16'], offset: 0.05 }, bf16);
+    expect(small.profile.status, small.profile.error ?? '').toBe('ok');
+    expect(small.engine.calls.prepares[0]!.precision).toBe('bf16');
+    expect(small.profile.engine.precision).toMatchObject({ model: 'fp32', requested: 'bf16', executed: 'bf16' });
+    expect(small.profile.correctness?.tolerance_rule).toMatch(/bf16 executed: rtol = 8u/);
+    const big = await run({ precisions: ['fp32', 'bf16'], offset: 5 }, bf16);
+    expect(big.profile.status).toBe('invalid_output');
+    // The same error at fp32 fails the config's tolerance.
+    const fp32 = await run({ offset: 0.05 });
+    expect(fp32.profile.status).toBe('invalid_output');
+  });
+
+  it('uses the precision the runtime executed, not the one asked for', async () => {
+    const fellBack = await run(
+      { precisions: ['fp32', 'bf16'], executed: { executed: 'fp32', evidence: 'no bf16 on this CPU' }, offset: 0.05 },
+      { engines: [{ name: 'ref' }, { name: 'fake', precision: 'bf16' }] },
+    );
+    expect(fellBack.profile.engine.precision).toMatchObject({ requested: 'bf16', executed: 'fp32', evidence: 'no bf16 on this CPU' });
+    expect(fellBack.profile.status).toBe('invalid_output');
+  });
+
+  it('says which process the metrics measured and the threads the engine resolved', async () => {
+    const inProcess = await run({});
+    expect(inProcess.profile.engine.process).toBe('harness');
+    expect(inProcess.profile.workload.threads).toBeNull();
+    const worker = await run({ worker: true, threads: 4, bench: true });
+    expect(worker.profile.engine.process).toBe('worker');
+    expect(worker.profile.workload.threads).toBe(4);
+    expect(worker.profile.latency.model_only?.p50).toBe(500);
+  });
+
+  it('aggregates each metric as it declares, not by its name', async () => {
+    let session = 0;
+    const metric: Metric = {
+      name: 'scripted',
+      description: 'values per session',
+      start() {},
+      async stop() {
+        session++;
+        return [
+          { name: 'peak_but_mean', value: session, unit: 'x', aggregate: 'mean' },
+          { name: 'high_water', value: session * 10, unit: 'x', aggregate: 'max' },
+        ];
+      },
+    };
+    const { profile } = await run({}, {}, [metric]);
+    expect(profile.metrics.peak_but_mean).toBe(2);
+    expect(profile.metrics.high_water).toBe(30);
+    expect(profile.sessions.map((s) => s.metrics.high_water)).toEqual([10, 20, 30]);
+  });
+
+  it('runs no scorer between a tracker start and stop', async () => {
+    const events: string[] = [];
+    const metric: Metric = {
+      name: 'spy',
+      description: 'records tracker starts and stops',
+      start: () => void events.push('start'),
+      stop: async () => (events.push('stop'), []),
+    };
+    const scorer: Scorer = {
+      name: 'spy_scorer',
+      description: 'records when it scores',
+      needsLabels: false,
+      needsReference: false,
+      score: () => (events.push('score'), {}),
+      reduce: () => [],
+    };
+    const engine = fakeEngine('fake');
+    const { ctx, cells } = await fakeSweep([fakeEngine('ref'), engine], { scorers: ['spy_scorer'] }, [metric]);
+    ctx.registry.scorers.set('spy_scorer', scorer);
+    const profile = await runCell(ctx, cells.find((c) => c.engine.name === 'fake')!, new Deadline(30, 'spy'));
+    await ctx.reference.release();
+    expect(profile.status, profile.error ?? '').toBe('ok');
+    let open = false;
+    for (const e of events) {
+      if (e === 'start') open = true;
+      if (e === 'stop') open = false;
+      expect(e === 'score' && open).toBe(false);
+    }
+    expect(events.filter((e) => e === 'score')).toHaveLength(BATCHES);
+  });
+});

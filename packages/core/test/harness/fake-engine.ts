@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import type { Engine, PrepareRequest, PreparedModel } from '../../src/contracts/engine.js';
+import type { ExecutedPrecision, Precision } from '../../src/contracts/precision.js';
+import type { TensorMap } from '../../src/contracts/tensor.js';
+
+/** What a fake engine does, call by call: the harness tests script service times, failures, hangs and wrong answers. */
+export interface FakeScript {
+  /** Wall time each predict takes (a real timer, so the harness's clocks see it). */
+  serviceMs?: number;
+  /** Engine time each predict reports; unset reports none. */
+  engineNs?: bigint;
+  /** Added to every logit: a wrong answer for the correctness gate. */
+  offset?: number;
+  /** 1-based predict call that never settles, or 'prepare'. */
+  hangAt?: number | 'prepare';
+  /** 1-based predict call that throws, or 'prepare'. */
+  failAt?: number | 'prepare';
+  available?: boolean;
+  precisions?: Precision[];
+  /** What the prepared model reports it executes; unset reports the requested precision, read back. */
+  executed?: ExecutedPrecision | null;
+  threads?: number;
+  /** Runs "in a worker": reports a pid (this process's, so metrics can read it). */
+  worker?: boolean;
+  bench?: boolean;
+}
+
+export interface FakeCalls {
+  prepares: PrepareRequest[];
+  predicts: number;
+  disposes: number;
+}
+
+export const CLASSES = 10;
+
+/** Deterministic logits from the input: class c scores (c + 1) x mean(sample), plus the scripted offset. */
+export function fakeLogits(batch: TensorMap, offset = 0): TensorMap {
+  const x = Object.values(batch)[0]!;
+  const n = x.dims[0]!;
+  const per = x.data.length / n;
+  const out = new Float32Array(n * CLASSES);
+  for (let i = 0; i < n; i++) {
+    let sum = 0;
+    for (let j = 0; j < per; j++) sum += Number(x.data[i * per + j]);
+    for (let c = 0; c < CLASSES; c++) out[i * CLASSES + c] = ((c + 1) * sum) / per + offset;
+  }
+  return { logits: { dtype: 'float32', dims: [n, CLASSES], data: out } };
+}
+
+const never = (): Promise<never> => new Promise(() => undefined);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export function fakeEngine(name: string, script: FakeScript = {}): Engine & { calls: FakeCalls } {
+  const calls: FakeCalls = { prepares: [], predicts: 0, disposes: 0 };
+  return {
+    name,
+    description: `in-memory fake engine ${name} (harness tests)`,
+    optionsSchema: z.strictObject({ knob: z.number().default(1) }),
+    devices: ['cpu'],
+    precisions: script.precisions ?? ['fp32'],
+    calls,
+    async probe() {
+      return script.available === false
+        ? { available: false, reason: `${name} is scripted unavailable`, fix: 'nothing to fix: a test' }
+        : { available: true, version: '0.0-fake', devices: ['cpu'] };
+    },
+    async prepare(req: PrepareRequest): Promise<PreparedModel> {
+      calls.prepares.push(req);
+      if (script.hangAt === 'prepare') await never();
+      if (script.failAt === 'prepare') throw new Error(`${name}: scripted compile failure`);
+      const executed = script.executed === undefined ? { executed: req.precision, evidence: 'fake: as requested' } : script.executed;
+      const model: PreparedModel = {
+        inputs: req.inputs,
+        outputs: [{ name: 'logits', dtype: 'float32', shape: [req.batchSize, CLASSES] }],
+        compileMs: 1,
+        facts: { fake: true },
+        threads: script.threads ?? null,
+        ...(executed ? { precision: executed } : {}),
+        async predict(batch) {
+          calls.predicts++;
+          if (script.hangAt === calls.predicts) await never();
+          if (script.failAt === calls.predicts) throw new Error(`${name}: scripted failure at predict ${calls.predicts}`);
+          if (script.serviceMs) await sleep(script.serviceMs);
+          return { outputs: fakeLogits(batch, script.offset), ...(script.engineNs !== undefined ? { engineNs: script.engineNs } : {}) };
+        },
+        async dispose() {
+          calls.disposes++;
+        },
+      };
+      if (script.worker) model.pid = () => process.pid;
+      if (script.bench) model.bench = async (_batch, iterations) => ({ iterationNs: Array.from({ length: iterations }, () => 500) });
+      return model;
+    },
+  };
+}
