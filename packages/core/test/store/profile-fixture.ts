@@ -158,6 +158,8 @@ export function makeProfile(shape: ProfileShape): Profile {
       options: { intraOpNumThreads: 2, graphOptimizationLevel: 'all' },
       compile_ms: 42.5,
       facts: { providers: ['CPUExecutionProvider'] },
+      precision: { model: 'fp32', requested: 'fp32', executed: 'fp32', evidence: 'fixture' },
+      process: 'harness',
     },
     dataset: {
       name: 'digits',
@@ -176,7 +178,7 @@ export function makeProfile(shape: ProfileShape): Profile {
       seed: 0,
     },
     correctness: measured
-      ? { reference_engine: 'onnxruntime', max_abs_error: 1.2e-6, max_rel_error: 3.4e-5, atol: 1e-3, rtol: 1e-3, passed: true }
+      ? { reference_engine: 'onnxruntime', max_abs_error: 1.2e-6, max_rel_error: 3.4e-5, atol: 1e-3, rtol: 1e-3, precision: 'fp32', tolerance_rule: 'config tolerance', passed: true }
       : null,
     throughput,
     latency,

@@ -6,6 +6,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   LATEST_SCHEMA_VERSION,
+  MIGRATIONS,
   ReadOnlyStoreError,
   StoreLockedError,
   StoreNotFoundError,
@@ -322,6 +323,26 @@ describe('ProfileStore', () => {
       const after = await open(file, true);
       expect(await after.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
     });
+  });
+
+  it('migrates a v1 file to precision columns, and shows precision on the leaderboard', async () => {
+    const file = join(dir, 'v1.duckdb');
+    const instance = await DuckDBInstance.create(file);
+    const connection = await instance.connect();
+    for (const statement of MIGRATIONS.find((m) => m.version === 1)!.statements) await connection.run(statement);
+    await connection.run('CREATE TABLE schema_version (version INTEGER PRIMARY KEY, description VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+    await connection.run("INSERT INTO schema_version (version, description) VALUES (1, 'v1')");
+    connection.closeSync();
+    instance.closeSync();
+
+    const store = await open(file);
+    expect(await store.schemaVersion()).toBe(LATEST_SCHEMA_VERSION);
+    await store.beginRun(runStart('run-1'));
+    await store.writeProfile(makeProfile({ profileId: 'p-1', runId: 'run-1' }));
+    const rows = await store.withConnection(async (c) =>
+      (await c.runAndReadAll('SELECT precision, precision_requested FROM leaderboard')).getRowObjectsJS(),
+    );
+    expect(rows).toEqual([{ precision: 'fp32', precision_requested: 'fp32' }]);
   });
 
   it('leaves a file that plain DuckDB reads, checkpointed on close', async () => {
