@@ -1,5 +1,5 @@
 import { endianness } from 'node:os';
-import type { DType, Tensor, TypedArray } from '../contracts/tensor.js';
+import { DTYPES, elementCount, itemSize, typedView, type Tensor } from '../contracts/tensor.js';
 import { frameHeaderSchema, type FrameHeader, type TensorHeader } from './protocol.js';
 
 /** A tensor as it travels on the wire: named, in header order. */
@@ -22,58 +22,8 @@ export const MAX_HEADER_BYTES = 64 << 20;
 const NEWLINE = 0x0a;
 const OPEN_BRACE = 0x7b;
 
-const ITEM_SIZE: Record<DType, number> = {
-  float32: 4,
-  float64: 8,
-  float16: 2,
-  int8: 1,
-  uint8: 1,
-  int32: 4,
-  int64: 8,
-  bool: 1,
-};
-
-export function itemSize(dtype: DType): number {
-  return ITEM_SIZE[dtype];
-}
-
-export function elementCount(dims: readonly number[]): number {
-  let n = 1;
-  for (const d of dims) n *= d;
-  return n;
-}
-
-const ARRAY_OF: Record<DType, (buffer: ArrayBuffer, length: number) => TypedArray> = {
-  float32: (b, n) => new Float32Array(b, 0, n),
-  float64: (b, n) => new Float64Array(b, 0, n),
-  float16: (b, n) => new Uint16Array(b, 0, n),
-  int8: (b, n) => new Int8Array(b, 0, n),
-  uint8: (b, n) => new Uint8Array(b, 0, n),
-  int32: (b, n) => new Int32Array(b, 0, n),
-  int64: (b, n) => new BigInt64Array(b, 0, n),
-  bool: (b, n) => new Uint8Array(b, 0, n),
-};
-
-type TypedArrayClass = new (length: number) => TypedArray;
-
-const ARRAY_CLASS: Record<DType, TypedArrayClass> = {
-  float32: Float32Array,
-  float64: Float64Array,
-  float16: Uint16Array,
-  int8: Int8Array,
-  uint8: Uint8Array,
-  int32: Int32Array,
-  int64: BigInt64Array,
-  bool: Uint8Array,
-};
-
-/** The typed array a tensor of `dtype` is carried in (float16 as raw bits, bool as bytes). */
-export function typedArrayFor(dtype: DType, length: number): TypedArray {
-  return ARRAY_OF[dtype](new ArrayBuffer(length * ITEM_SIZE[dtype]), length);
-}
-
 function checkTensor(t: NamedTensor): void {
-  const expected = ARRAY_CLASS[t.dtype];
+  const expected = DTYPES[t.dtype].array;
   if (!(t.data instanceof expected)) {
     throw new TypeError(`tensor "${t.name}": dtype ${t.dtype} must be carried in a ${expected.name}, got ${t.data.constructor.name}`);
   }
@@ -198,7 +148,7 @@ export class FrameDecoder {
     }
     const header = parsed.data;
     for (const t of header.tensors) {
-      const expected = elementCount(t.shape) * ITEM_SIZE[t.dtype];
+      const expected = elementCount(t.shape) * itemSize(t.dtype);
       if (expected !== t.nbytes) {
         throw new FrameError(`tensor "${t.name}": shape [${t.shape.join(', ')}] of ${t.dtype} is ${expected} bytes, header says ${t.nbytes}`, printable(line));
       }
@@ -214,7 +164,7 @@ export class FrameDecoder {
       if (body.index >= 0) {
         const spec = body.header.tensors[body.index]!;
         const n = elementCount(spec.shape);
-        body.tensors.push({ name: spec.name, dtype: spec.dtype, dims: spec.shape, data: ARRAY_OF[spec.dtype](body.target.buffer as ArrayBuffer, n) });
+        body.tensors.push({ name: spec.name, dtype: spec.dtype, dims: spec.shape, data: typedView(spec.dtype, body.target.buffer, 0, n) });
       }
       body.index += 1;
       const spec = body.header.tensors[body.index];

@@ -7,18 +7,22 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { WORKER_PYTHON_DIR } from '../../src/worker/client.js';
 import { ECHO_WORKER, FIXTURES, processAlive, REPO_PYTHON, waitUntilGone } from './helpers.js';
 
-const WORKER_SRC = fileURLToPath(new URL('../../src/worker/', import.meta.url));
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 // Inside node_modules so the build resolves execa and zod like the sources do.
-const BUILD = fileURLToPath(new URL('../../../../node_modules/.cache/pbh-worker-orphans/worker/', import.meta.url));
+const BUILD_ROOT = fileURLToPath(new URL('../../../../node_modules/.cache/pbh-worker-orphans/', import.meta.url));
+const BUILD = join(BUILD_ROOT, 'worker');
 
 beforeAll(() => {
-  // The parent script is plain Node (no TS loader on Node 20), so it runs a transpiled copy of src/worker.
-  mkdirSync(BUILD, { recursive: true });
-  for (const file of readdirSync(WORKER_SRC).filter((f) => f.endsWith('.ts'))) {
-    const { outputText } = ts.transpileModule(readFileSync(join(WORKER_SRC, file), 'utf8'), {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
-    });
-    writeFileSync(join(BUILD, file.replace(/\.ts$/, '.js')), outputText);
+  // The parent script is plain Node (no TS loader on Node 20), so it runs a transpiled copy of src/worker and the
+  // contracts it imports (dtypes, precisions).
+  for (const folder of ['worker', 'contracts']) {
+    mkdirSync(join(BUILD_ROOT, folder), { recursive: true });
+    for (const file of readdirSync(join(SRC, folder)).filter((f) => f.endsWith('.ts'))) {
+      const { outputText } = ts.transpileModule(readFileSync(join(SRC, folder, file), 'utf8'), {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false },
+      });
+      writeFileSync(join(BUILD_ROOT, folder, file.replace(/\.ts$/, '.js')), outputText);
+    }
   }
 });
 
