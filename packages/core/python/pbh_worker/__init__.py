@@ -2,6 +2,6 @@
 
 from .errors import WorkerError
 from .loop import run_worker
-from .runtime import Runtime
+from .runtime import Runtime, required_options
 
-__all__ = ["Runtime", "WorkerError", "run_worker"]
+__all__ = ["Runtime", "WorkerError", "required_options", "run_worker"]

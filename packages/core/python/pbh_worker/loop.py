@@ -19,7 +19,7 @@ from .channel import Channel, claim_stdio
 from .errors import ProtocolError, WorkerError
 from .runtime import Runtime
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 _PR_SET_PDEATHSIG = 1
 # ru_maxrss is KiB on Linux and bytes on macOS.
 _RSS_UNIT = 1 if sys.platform == "darwin" else 1024
@@ -96,6 +96,9 @@ class _Dispatcher:
         model_path = header.get("model_path")
         if not isinstance(model_path, str):
             raise WorkerError("bad_request", f'"load" needs a string "model_path", got {model_path!r}')
+        precision = header.get("precision")
+        if not isinstance(precision, str) or not precision:
+            raise WorkerError("bad_request", f'"load" needs a string "precision" (the precision to execute in, e.g. "fp32"), got {precision!r}')
         self.runtime.work_dir = header.get("work_dir")
         self.runtime.seed = int(header.get("seed") or 0)
         self.loaded = False
@@ -105,6 +108,7 @@ class _Dispatcher:
             str(header.get("device") or "cpu"),
             dict(header.get("options") or {}),
             list(header.get("inputs") or []),
+            precision,
         )
         self.loaded = True
         return result
@@ -116,10 +120,7 @@ class _Dispatcher:
         return {"engine_ns": engine_ns}, outputs
 
     def bench(self, tensors: dict[str, np.ndarray], iterations: int) -> dict[str, Any]:
-        result = self.runtime.bench(tensors, iterations)
-        if isinstance(result, dict):
-            return {**result, "iteration_ns": [int(t) for t in result["iteration_ns"]]}
-        return {"iteration_ns": [int(t) for t in result]}
+        return {"iteration_ns": [int(t) for t in self.runtime.bench(tensors, iterations)]}
 
 
 def _error_reply(request_id: Any, error: BaseException, kind: str, fatal: bool) -> dict[str, Any]:

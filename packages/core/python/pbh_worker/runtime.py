@@ -10,6 +10,16 @@ import numpy as np
 from .errors import WorkerError
 
 
+def required_options(options: dict[str, Any], *keys: str) -> None:
+    """Reject options that skipped the engine's zod schema (which fills every default) with a bad_request naming them."""
+    missing = [key for key in keys if key not in options]
+    if missing:
+        raise WorkerError(
+            "bad_request",
+            f"options lack {missing}: send the options parsed by the engine's optionsSchema (src/options.ts), which fills their defaults",
+        )
+
+
 class Runtime:
     """Base class of an engine runtime driven by `run_worker`.
 
@@ -32,18 +42,24 @@ class Runtime:
         device: str,
         options: dict[str, Any],
         inputs: list[dict[str, Any]],
+        precision: str,
     ) -> dict[str, Any]:
-        """Compile the model; return {"compile_ms", "inputs", "outputs", "facts"} (specs: name, dtype, shape)."""
+        """Compile the model to execute in `precision` ("fp32", "bf16", ...).
+
+        `options` arrive parsed by the engine's zod schema, defaults filled in: a worker neither re-validates them nor
+        keeps defaults of its own (see `required_options`). Return {"compile_ms", "inputs", "outputs", "facts",
+        "precision"?: {"executed", "evidence"}, "threads"?: int | None} (specs: name, dtype, shape), where precision
+        and threads are read back from the runtime after compiling, not echoed from the request.
+        """
         raise NotImplementedError
 
     def infer(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         raise NotImplementedError
 
-    def bench(self, inputs: dict[str, np.ndarray], iterations: int) -> list[int] | dict[str, Any]:
+    def bench(self, inputs: dict[str, np.ndarray], iterations: int) -> list[int]:
         """Nanoseconds per iteration on a resident input, no IPC.
 
-        May return a dict {"iteration_ns": [...], "request_latency_ns"?: [...], "concurrency"?: int} when the
-        runtime keeps several requests in flight and a per-request latency differs from the per-iteration time.
+        A runtime that keeps several requests in flight returns the intervals between consecutive completions.
         """
         timings: list[int] = []
         for _ in range(iterations):

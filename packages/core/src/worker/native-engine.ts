@@ -8,7 +8,8 @@ import type {
   PreparedModel,
   PrepareRequest,
 } from '../contracts/engine.js';
-import type { TensorMap, TensorSpec } from '../contracts/tensor.js';
+import type { Precision } from '../contracts/precision.js';
+import type { TensorMap } from '../contracts/tensor.js';
 import { WorkerClient } from './client.js';
 import { WorkerReplyError } from './errors.js';
 import type { NamedTensor } from './framing.js';
@@ -40,6 +41,8 @@ export interface NativeEngineOptions {
   workerScript: string;
   optionsSchema: ZodType<Record<string, unknown>>;
   devices: string[];
+  /** `Engine.precisions`: what a config may ask for on an fp32 model; the worker sets and reads back each one. */
+  precisions: readonly Precision[];
   /** Python import name of the runtime, checked by `probe` (e.g. "openvino", "tvm"). */
   runtimeModule: string;
   timeouts?: Partial<NativeEngineTimeouts>;
@@ -108,6 +111,7 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
       device: req.device,
       options: req.options,
       inputs: req.inputs,
+      precision: req.precision,
       work_dir: req.model.workDir,
       seed: req.seed,
     };
@@ -132,10 +136,12 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
       });
     });
     const prepared: PreparedModel = {
-      inputs: load.inputs as TensorSpec[],
-      outputs: load.outputs as TensorSpec[],
+      inputs: load.inputs,
+      outputs: load.outputs,
       compileMs: load.compile_ms,
       facts: { ...load.facts, runtimeVersion: hello.version, python: hello.python },
+      threads: load.threads,
+      ...(load.precision ? { precision: load.precision } : {}),
 
       async predict(batch: TensorMap): Promise<PredictResult> {
         // Lean path: only the header is looked at; tensors arrive as views of one copy each.
@@ -149,11 +155,7 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
 
       async bench(batch: TensorMap, iterations: number): Promise<ModelOnlyBench> {
         const { header } = await client.call('bench', { iterations }, toWire(batch), { timeoutMs: timeouts.bench });
-        return {
-          iterationNs: header.iteration_ns,
-          ...(header.request_latency_ns ? { requestLatencyNs: header.request_latency_ns } : {}),
-          ...(header.concurrency ? { concurrency: header.concurrency } : {}),
-        };
+        return { iterationNs: header.iteration_ns };
       },
 
       async layerProfile(batch: TensorMap, iterations: number): Promise<LayerTiming[]> {
@@ -189,6 +191,7 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
     description: options.description,
     optionsSchema: options.optionsSchema,
     devices: options.devices,
+    precisions: options.precisions,
     probe(): Promise<Availability> {
       const location = findVenvPython();
       if (!location) {

@@ -1,16 +1,19 @@
 import { z } from 'zod';
+import { PrecisionSchema } from '../contracts/precision.js';
+import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
 
-/** Version announced by `hello`; bump when a frame or command changes incompatibly. */
-export const PROTOCOL_VERSION = 1;
-
-export const WIRE_DTYPES = ['float32', 'float64', 'float16', 'int8', 'uint8', 'int32', 'int64', 'bool'] as const;
+/**
+ * Version announced by `hello`; bump when a frame or command changes incompatibly.
+ * 2: `load` carries the precision to execute and its reply what was executed (a v1 worker would ignore the request).
+ */
+export const PROTOCOL_VERSION = 2;
 
 export const COMMANDS = ['hello', 'load', 'infer', 'bench', 'profile', 'close'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const tensorHeaderSchema = z.object({
   name: z.string(),
-  dtype: z.enum(WIRE_DTYPES),
+  dtype: DTypeSchema,
   shape: z.array(z.number().int().nonnegative()),
   nbytes: z.number().int().nonnegative(),
 });
@@ -42,10 +45,14 @@ export const helloReplySchema = z.looseObject({
 });
 export type HelloReply = z.infer<typeof helloReplySchema>;
 
-export const wireSpecSchema = z.object({
-  name: z.string(),
-  dtype: z.enum(WIRE_DTYPES),
-  shape: z.array(z.union([z.number().int(), z.string(), z.null()])),
+export const wireSpecSchema = TensorSpecSchema.extend({
+  shape: z.array(z.union([z.number().int().nonnegative(), z.string(), z.null()])),
+});
+
+/** What the runtime says it executes, read back from it after compiling (not what was asked for). */
+export const executedPrecisionWireSchema = z.object({
+  executed: PrecisionSchema,
+  evidence: z.string().min(1),
 });
 
 export const loadReplySchema = z.looseObject({
@@ -54,6 +61,10 @@ export const loadReplySchema = z.looseObject({
   inputs: z.array(wireSpecSchema),
   outputs: z.array(wireSpecSchema),
   facts: z.record(z.string(), z.unknown()).default({}),
+  /** Absent when the runtime cannot tell. */
+  precision: executedPrecisionWireSchema.optional(),
+  /** Threads the runtime resolved for this model; null when it does not say. */
+  threads: z.number().int().positive().nullable().default(null),
 });
 export type LoadReply = z.infer<typeof loadReplySchema>;
 
@@ -66,8 +77,6 @@ export type InferReply = z.infer<typeof inferReplySchema>;
 export const benchReplySchema = z.looseObject({
   ...replyBase,
   iteration_ns: z.array(z.number().int().nonnegative()),
-  request_latency_ns: z.array(z.number().int().nonnegative()).optional(),
-  concurrency: z.number().int().positive().optional(),
 });
 export type BenchReply = z.infer<typeof benchReplySchema>;
 

@@ -16,7 +16,7 @@ function spawnEcho(): WorkerClient {
 
 async function loadedEcho(options: Record<string, unknown> = {}): Promise<WorkerClient> {
   const client = spawnEcho();
-  await client.call('load', { model_path: '/models/echo.onnx', batch_size: 1, device: 'cpu', options, inputs: [] });
+  await client.call('load', { model_path: '/models/echo.onnx', batch_size: 1, device: 'cpu', options, inputs: [], precision: 'fp32' });
   return client;
 }
 
@@ -47,7 +47,7 @@ describe('WorkerClient against a real worker process', () => {
   it('says hello with versions, pid and peak RSS', async () => {
     const client = spawnEcho();
     const { header } = await client.call('hello', { require: ['numpy'] });
-    expect(header).toMatchObject({ protocol: 1, runtime: 'echo', version: '1.0.0', devices: ['cpu'], pid: client.pid });
+    expect(header).toMatchObject({ protocol: 2, runtime: 'echo', version: '1.0.0', devices: ['cpu'], pid: client.pid });
     expect(header.python).toMatch(/^3\.\d+/);
     expect(client.rssPeakBytes).toBeGreaterThan(1_000_000);
   });
@@ -117,7 +117,7 @@ describe('WorkerClient against a real worker process', () => {
     expect(error).toBeInstanceOf(WorkerReplyError);
     expect(error).toMatchObject({ kind: 'runtime_error', runtimeMessage: 'echo_worker was asked to fail', fatal: false });
     expect((error as WorkerReplyError).traceback).toContain('ValueError');
-    await client.call('load', { model_path: 'echo.onnx', batch_size: 1, options: {}, inputs: [] });
+    await client.call('load', { model_path: 'echo.onnx', batch_size: 1, options: {}, inputs: [], precision: 'fp32' });
     const { tensors } = await client.request('infer', {}, [{ name: 'x', dtype: 'int32', dims: [1], data: new Int32Array([21]) }]);
     expect((tensors[0]!.data as Int32Array)[0]).toBe(42);
   });
@@ -127,6 +127,13 @@ describe('WorkerClient against a real worker process', () => {
     await expect(client.request('infer')).rejects.toMatchObject({ kind: 'bad_request', message: expect.stringContaining('send load first') });
     await expect(client.request('frobnicate')).rejects.toMatchObject({ kind: 'bad_request' });
     await expect(client.call('hello')).resolves.toBeDefined();
+  });
+
+  it('rejects a load that does not say which precision to execute', async () => {
+    const client = spawnEcho();
+    const error = await client.call('load', { model_path: 'echo.onnx', batch_size: 1, options: {}, inputs: [] }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'bad_request', runtimeMessage: expect.stringContaining('"load" needs a string "precision"') });
+    await expect(client.call('load', { model_path: 'echo.onnx', batch_size: 1, options: {}, inputs: [], precision: 'fp32' })).resolves.toBeDefined();
   });
 
   it('a fatal error ends the worker after its reply', async () => {
@@ -215,7 +222,7 @@ describe('WorkerClient against a real worker process', () => {
     worker.stdin.end();
     const result = await worker;
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(/^\{"id":1,"ok":true,"protocol":1,/);
+    expect(result.stdout).toMatch(/^\{"id":1,"ok":true,"protocol":2,/);
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
   });
 

@@ -14,6 +14,7 @@ function echoEngine(overrides: { runtimeModule?: string; workerScript?: string; 
     workerScript: overrides.workerScript ?? ECHO_WORKER,
     optionsSchema,
     devices: ['cpu'],
+    precisions: ['fp32', 'fp16'],
     runtimeModule: overrides.runtimeModule ?? 'numpy',
   });
 }
@@ -26,6 +27,7 @@ function request(options: Record<string, unknown> = {}, path = '/models/digits.o
     options,
     inputs: [{ name: 'input', dtype: 'float32' as const, shape: [4, 1, 8, 8] }],
     seed: 3,
+    precision: 'fp32' as const,
   };
 }
 
@@ -107,11 +109,28 @@ describe('createNativeEngine', () => {
     expect(await waitUntilGone(pid)).toBe(true);
   });
 
-  it('passes concurrent-bench extras through', async () => {
-    const model = await echoEngine().prepare(request({ mode: 'queue' }));
+  it('sends the requested precision and maps what the worker executed and its threads', async () => {
+    const engine = echoEngine();
+    expect(engine.precisions).toEqual(['fp32', 'fp16']);
+    const model = await engine.prepare({ ...request(), precision: 'fp16' });
     prepared.push(model);
-    const bench = await model.bench!({ input: { dtype: 'float32', dims: [1], data: new Float32Array(1) } }, 3);
-    expect(bench).toEqual({ iterationNs: [1000, 1000, 1000], requestLatencyNs: [4000, 4000, 4000], concurrency: 4 });
+    expect(model.precision).toEqual({ executed: 'fp16', evidence: 'echo worker: numpy doubles each input in its own dtype (asked fp16)' });
+    expect(model.threads).toBe(1);
+    expect(model.facts).not.toHaveProperty('threads');
+  });
+
+  it('leaves precision absent and threads null when the worker cannot tell', async () => {
+    const model = await echoEngine().prepare(request({ mode: 'unsure' }));
+    prepared.push(model);
+    expect(model.precision).toBeUndefined();
+    expect(model.threads).toBeNull();
+  });
+
+  it('rejects a load reply whose executed precision is not one PBH knows', async () => {
+    const error = (await echoEngine().prepare(request({ mode: 'bad_precision' })).catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain('echo could not load /models/digits.onnx');
+    expect(error.message).toMatch(/precision\.executed/);
+    expect(liveWorkerCount()).toBe(0);
   });
 
   it('spawns one worker per prepared model', async () => {
