@@ -1,12 +1,14 @@
 """OpenVINO runtime for PBH's native worker protocol (docs/worker-protocol.md).
 
 Reads the ONNX file directly (core.read_model), reshapes it to the concrete batch, compiles it for the device.
+- load: INFERENCE_PRECISION_HINT is always set from the requested precision: the CPU plugin's own default is bf16
+  wherever the CPU has AMX or AVX-512 BF16, which would change the numbers with the machine. What executed is read
+  back (openvino_precision.py): the compiled model's INFERENCE_PRECISION_HINT and the runtime precision of every compute op.
 - infer: one synchronous InferRequest, inputs and outputs shared with numpy (no copies).
 - bench, hint=latency: the same InferRequest on a resident input; one entry per iteration.
 - bench, hint=throughput: an AsyncInferQueue with OPTIMAL_NUMBER_OF_INFER_REQUESTS requests on a resident input.
   iteration_ns are the intervals between consecutive completions (the first from the start of the bench), so they
-  sum to the wall time and their mean is wall time / iterations; request_latency_ns is each request's own
-  start-to-completion latency; concurrency is the number of requests in flight.
+  sum to the wall time and their mean is wall time / iterations.
 - profile: a second compilation with PERF_COUNT on, so timed runs never pay for the counters; real_time of
   EXECUTED nodes from get_profiling_info(), averaged over the iterations.
 """
@@ -21,12 +23,11 @@ import openvino as ov
 import openvino.properties as props
 import openvino.properties.hint as hints
 
-from pbh_worker import Runtime, WorkerError, run_worker
+from pbh_worker import Runtime, WorkerError, required_options, run_worker
 from pbh_worker.channel import dtype_name
+from openvino_precision import executed_precision, precision_hint
 
 HINTS = {"latency": hints.PerformanceMode.LATENCY, "throughput": hints.PerformanceMode.THROUGHPUT}
-PRECISIONS = {"f32": ov.Type.f32, "bf16": ov.Type.bf16, "f16": ov.Type.f16}
-OPTIONS = {"device", "hint", "streams", "inference_precision", "threads"}
 
 
 def _version() -> str:
@@ -40,28 +41,17 @@ def _spec(port: Any) -> dict[str, Any]:
     return {"name": port.get_any_name(), "dtype": dtype_name(np.dtype(port.get_element_type().to_dtype())), "shape": dims}
 
 
-def _config(options: dict[str, Any], profiling: bool) -> dict[Any, Any]:
-    config: dict[Any, Any] = {hints.performance_mode: HINTS[options.get("hint", "latency")]}
+def _config(options: dict[str, Any], precision: ov.Type, profiling: bool) -> dict[Any, Any]:
+    """Options arrive parsed by OpenVINOOptionsSchema (src/options.ts): unset keys mean "let OpenVINO decide"."""
+    config: dict[Any, Any] = {hints.performance_mode: HINTS[options["hint"]], hints.inference_precision: precision}
     if options.get("streams") is not None:
         streams = options["streams"]
         config[props.num_streams] = props.streams.Num.AUTO if streams == "auto" else props.streams.Num(int(streams))
-    if options.get("inference_precision") is not None:
-        config[hints.inference_precision] = PRECISIONS[options["inference_precision"]]
     if options.get("threads") is not None:
         config[props.inference_num_threads] = int(options["threads"])
     if profiling:
         config[props.enable_profiling] = True
     return config
-
-
-def _validate(options: dict[str, Any]) -> None:
-    unknown = sorted(set(options) - OPTIONS)
-    if unknown:
-        raise WorkerError("bad_request", f"unknown openvino options {unknown} (known: {sorted(OPTIONS)})")
-    if options.get("hint", "latency") not in HINTS:
-        raise WorkerError("bad_request", f"hint must be one of {sorted(HINTS)}, got {options['hint']!r}")
-    if options.get("inference_precision") not in (None, *PRECISIONS):
-        raise WorkerError("bad_request", f"inference_precision must be one of {sorted(PRECISIONS)}, got {options['inference_precision']!r}")
 
 
 class OpenVINORuntime(Runtime):
@@ -73,6 +63,7 @@ class OpenVINORuntime(Runtime):
         self.outputs: list[tuple[str, Any]] = []
         self.device = "CPU"
         self.options: dict[str, Any] = {}
+        self.precision: ov.Type | None = None
         self.profiled: ov.CompiledModel | None = None
 
     def hello(self) -> dict[str, Any]:
@@ -85,8 +76,9 @@ class OpenVINORuntime(Runtime):
                 pass
         return {"runtime": "openvino", "version": _version(), "devices": devices, "details": details}
 
-    def load(self, model_path, batch_size, device, options, inputs):
-        _validate(options)
+    def load(self, model_path, batch_size, device, options, inputs, precision):
+        required_options(options, "hint")
+        self.precision = precision_hint(precision)
         self.options = options
         self.device = str(options.get("device") or device).upper()
         start = time.perf_counter()
@@ -106,7 +98,7 @@ class OpenVINORuntime(Runtime):
                 raise WorkerError("bad_request", f"{model_path} has no inputs named {missing} (it has {sorted(known)})")
             model.reshape(shapes)
         try:
-            self.compiled = self.core.compile_model(model, self.device, _config(options, profiling=False))
+            self.compiled = self.core.compile_model(model, self.device, _config(options, self.precision, profiling=False))
         except RuntimeError as e:
             raise WorkerError("unsupported_model", f"OpenVINO cannot compile {model_path} for {self.device}: {e}") from e
         self.request = self.compiled.create_infer_request()
@@ -119,6 +111,8 @@ class OpenVINORuntime(Runtime):
             "inputs": [_spec(p) for p in self.compiled.inputs],
             "outputs": [_spec(p) for p in self.compiled.outputs],
             "facts": self._facts(),
+            "precision": executed_precision(self.core, self.compiled, self.device, precision),
+            "threads": self._threads(),
         }
 
     def _facts(self) -> dict[str, Any]:
@@ -127,31 +121,33 @@ class OpenVINORuntime(Runtime):
         for key, prop in [
             ("performance_hint", hints.performance_mode),
             ("num_streams", props.num_streams),
-            ("inference_num_threads", props.inference_num_threads),
-            ("inference_precision", hints.inference_precision),
             ("optimal_number_of_infer_requests", props.optimal_number_of_infer_requests),
         ]:
             try:
                 value = compiled.get_property(prop)
             except RuntimeError:
                 continue
-            if isinstance(value, ov.Type):
-                value = value.get_type_name()
             facts[key] = value if isinstance(value, (int, float, bool)) else str(value)
         try:
             facts["device_name"] = str(self.core.get_property(self.device, props.device.full_name))
         except RuntimeError:
             pass
-        if isinstance(facts.get("inference_num_threads"), int):
-            facts["threads"] = facts["inference_num_threads"]
         return facts
+
+    def _threads(self) -> int | None:
+        try:
+            threads = self.compiled.get_property(props.inference_num_threads)
+        except RuntimeError:
+            return None
+        # 0 is OpenVINO's "not decided here" (devices that do not run host threads).
+        return int(threads) if isinstance(threads, int) and threads > 0 else None
 
     def infer(self, inputs):
         results = self.request.infer(inputs, share_inputs=True, share_outputs=True)
         return {name: results[port] for name, port in self.outputs}
 
     def bench(self, inputs, iterations):
-        if self.options.get("hint") == "throughput":
+        if self.options["hint"] == "throughput":
             return self._bench_queue(inputs, iterations)
         request = self.request
         for name, array in inputs.items():
@@ -170,25 +166,17 @@ class OpenVINORuntime(Runtime):
             for name, array in inputs.items():
                 queue[i].set_tensor(name, ov.Tensor(array, shared_memory=True))
         completions: list[int] = []
-        latencies: list[int] = []
-
-        def done(_request, started_ns):
-            now = time.perf_counter_ns()
-            completions.append(now)
-            latencies.append(now - started_ns)
-
-        queue.set_callback(done)
+        queue.set_callback(lambda _request, _userdata: completions.append(time.perf_counter_ns()))
         start = time.perf_counter_ns()
         for _ in range(iterations):
-            queue.start_async(None, time.perf_counter_ns())
+            queue.start_async()
         queue.wait_all()
         completions.sort()
-        intervals = [b - a for a, b in zip([start, *completions[:-1]], completions)]
-        return {"iteration_ns": intervals, "request_latency_ns": latencies, "concurrency": jobs}
+        return [b - a for a, b in zip([start, *completions[:-1]], completions)]
 
     def profile(self, inputs, iterations):
         if self.profiled is None:
-            self.profiled = self.core.compile_model(self.model, self.device, _config(self.options, profiling=True))
+            self.profiled = self.core.compile_model(self.model, self.device, _config(self.options, self.precision, profiling=True))
         request = self.profiled.create_infer_request()
         for name, array in inputs.items():
             request.set_tensor(name, ov.Tensor(array, shared_memory=True))

@@ -11,5 +11,7 @@ export const openvinoEngine = createNativeEngine({
   workerScript: OPENVINO_WORKER_SCRIPT,
   optionsSchema: OpenVINOOptionsSchema,
   devices: ['cpu', 'gpu', 'npu'],
+  // INFERENCE_PRECISION_HINT values (f32, bf16, f16); the worker reads back which one the compute ops ran in.
+  precisions: ['fp32', 'bf16', 'fp16'],
   runtimeModule: 'openvino',
 });
