@@ -12,6 +12,7 @@ no vectorisation unless LLVM finds it), which is what "TVM without tuning" means
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,6 +172,45 @@ def output_specs(mod: tvm.IRModule, model: onnx.ModelProto) -> list[dict[str, An
         shape = [int(d) if isinstance(d, tvm.tirx.IntImm) else str(d) for d in ty.shape.values] if ty.shape is not None else []
         specs.append({"name": name, "dtype": str(ty.dtype), "shape": shape})
     return specs
+
+
+# Relax dtype names -> PBH precisions, least precise first (the order that bounds the outputs' error).
+PRECISION_OF_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}
+LEAST_PRECISE_FIRST = ["bf16", "fp16", "fp32", "fp64"]
+
+
+def _is_compute_op(value: Any) -> bool:
+    if not isinstance(value, relax.Call) or not isinstance(value.op, tvm.ir.Op):
+        return False
+    name = value.op.name
+    return name == "relax.matmul" or name.startswith("relax.nn.conv")
+
+
+def executed_precision(mod: tvm.IRModule) -> dict[str, str] | None:
+    """The float type the imported model computes in: a census of the dtypes its convolutions and matmuls produce
+    (every float tensor of main when it has none). TVM's pipeline compiles these types as they are: PBH runs no
+    mixed-precision pass, so the import is where the executed precision is decided. None: no float arithmetic."""
+    compute: Counter[str] = Counter()
+    every: Counter[str] = Counter()
+    for block in mod["main"].body.blocks:
+        for binding in block.bindings:
+            ty = binding.var.ty
+            dtype = str(ty.dtype) if isinstance(ty, relax.TensorType) else None
+            if dtype in PRECISION_OF_DTYPE:
+                every[dtype] += 1
+                if _is_compute_op(binding.value):
+                    compute[dtype] += 1
+    census = compute or every
+    if not census:
+        return None
+    executed = min((PRECISION_OF_DTYPE[d] for d in census), key=LEAST_PRECISE_FIRST.index)
+    counts = ", ".join(f"{dtype} x{count}" for dtype, count in census.most_common())
+    found = (
+        f"the {sum(census.values())} convolutions and matmuls of main produce {counts}"
+        if compute
+        else f"main has no convolution or matmul; its {sum(census.values())} float tensors are {counts}"
+    )
+    return {"executed": executed, "evidence": f"Relax module imported from the ONNX graph: {found}; compiled as imported (no mixed-precision pass)"}
 
 
 def to_device(array: np.ndarray, device: tvm.runtime.Device) -> Any:

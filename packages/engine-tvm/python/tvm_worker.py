@@ -30,26 +30,15 @@ from tvm.target import codegen  # noqa: E402
 
 import tvm_cache  # noqa: E402
 import tvm_compile  # noqa: E402
-from pbh_worker import Runtime, WorkerError, run_worker  # noqa: E402
+from pbh_worker import Runtime, WorkerError, required_options, run_worker  # noqa: E402
 from tvm_layers import KernelTimer  # noqa: E402
 
-# Bump when the pipeline changes what a build produces or what its timings cover, so stale cache entries stop matching.
-PIPELINE_VERSION = 2
-OPTIONS = {"threads", "optLevel", "mcpu", "tune", "tuneTrialsPerTask", "tuneBudgetS", "cache", "cacheDir"}
-DEFAULTS: dict[str, Any] = {"optLevel": 3, "tune": False, "tuneTrialsPerTask": 8, "tuneBudgetS": 600, "cache": True}
+# Bump when the pipeline changes what a build produces, what its timings cover or what its cache entry holds, so stale
+# cache entries stop matching. 3: entries record the executed precision.
+PIPELINE_VERSION = 3
+# Keys TVMOptionsSchema (src/options.ts) always fills; threads and mcpu may be unset, then the host's own values apply.
+REQUIRED_OPTIONS = ("optLevel", "tune", "tuneTrialsPerTask", "tuneBudgetS", "cache", "cacheDir")
 _AFFINITY_BIG_CORES = 1  # threading::ThreadGroup::kBig: TVM's default mode on x86
-
-
-def _options(options: dict[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(options) - OPTIONS)
-    if unknown:
-        raise WorkerError("bad_request", f"unknown tvm options {unknown} (known: {sorted(OPTIONS)})")
-    resolved = {**DEFAULTS, **{k: v for k, v in options.items() if v is not None}}
-    if not isinstance(resolved["optLevel"], int) or not 0 <= resolved["optLevel"] <= 4:
-        raise WorkerError("bad_request", f"optLevel must be an integer 0..4, got {resolved['optLevel']!r}")
-    if "threads" in resolved and (not isinstance(resolved["threads"], int) or resolved["threads"] < 1):
-        raise WorkerError("bad_request", f"threads must be an integer >= 1, got {resolved['threads']!r}")
-    return resolved
 
 
 def _set_threads(threads: int) -> int:
@@ -60,6 +49,16 @@ def _set_threads(threads: int) -> int:
 
 def _model_error(e: tvm_compile.ModelError) -> WorkerError:
     return WorkerError("unsupported_model", str(e))
+
+
+def _check_precision(precision: dict[str, str] | None, requested: str, model_path: str) -> None:
+    executed = precision["executed"] if precision else None
+    if executed is not None and executed != requested:
+        raise WorkerError(
+            "bad_request",
+            f"TVM compiles {model_path} in the graph's own precision, {executed}; it cannot execute it in {requested}: "
+            "convert the model to that precision first, or leave engines[].precision unset",
+        )
 
 
 class TVMRuntime(Runtime):
@@ -85,12 +84,12 @@ class TVMRuntime(Runtime):
             },
         }
 
-    def load(self, model_path, batch_size, device, options, inputs):
-        opts = _options(options)
+    def load(self, model_path, batch_size, device, options, inputs, precision):
+        required_options(options, *REQUIRED_OPTIONS)
         if device.lower() != "cpu":
             raise WorkerError("bad_request", f"the tvm engine builds for the host CPU (llvm) only; device {device!r} is not supported: use device cpu")
-        threads = _set_threads(int(opts.get("threads") or tvm_compile.available_cores()))
-        mcpu = str(opts.get("mcpu") or tvm_compile.host_cpu())
+        threads = _set_threads(int(options.get("threads") or tvm_compile.available_cores()))
+        mcpu = str(options.get("mcpu") or tvm_compile.host_cpu())
         target = tvm_compile.make_target(mcpu, threads)
         self.vm = self.main = None
         self.input_buffers = []
@@ -110,31 +109,30 @@ class TVMRuntime(Runtime):
             "target": str(target),
             "mcpu": mcpu,
             "host_cpu": tvm_compile.host_cpu(),
-            "threads": threads,
-            "opt_level": opts["optLevel"],
-            "tune": bool(opts["tune"]),
+            "opt_level": options["optLevel"],
+            "tune": bool(options["tune"]),
             "tvm_version": tvm.__version__,
             "requested": options,
             "compile_ms_covers": "onnx.load + from_onnx (import_ms) + MetaSchedule tuning (tune_ms) + Relax pipeline, LLVM codegen and loading the VM (build_ms)",
         }
-        if opts["tune"]:
-            facts.update({"tune_trials_per_task": opts["tuneTrialsPerTask"], "tune_budget_s": opts["tuneBudgetS"], "tune_seed": self.seed})
+        if options["tune"]:
+            facts.update({"tune_trials_per_task": options["tuneTrialsPerTask"], "tune_budget_s": options["tuneBudgetS"], "tune_seed": self.seed})
         key_parts = {
             "model_sha256": tvm_cache.file_sha256(model_path),
             "inputs": [[i.name, i.dtype, i.shape] for i in self.inputs],
             "target": str(target),
-            "opt_level": opts["optLevel"],
-            "tune": [opts["tuneTrialsPerTask"], opts["tuneBudgetS"], self.seed] if opts["tune"] else False,
+            "opt_level": options["optLevel"],
+            "tune": [options["tuneTrialsPerTask"], options["tuneBudgetS"], self.seed] if options["tune"] else False,
             "tvm": tvm.__version__,
             "pipeline": PIPELINE_VERSION,
         }
         key = tvm_cache.cache_key(key_parts)
-        cache_dir = os.path.abspath(str(opts.get("cacheDir") or os.path.join(".cache", "tvm")))
-        facts.update({"cache": bool(opts["cache"]), "cache_key": key})
-        if opts["cache"]:
+        cache_dir = os.path.abspath(options["cacheDir"])
+        facts.update({"cache": bool(options["cache"]), "cache_key": key})
+        if options["cache"]:
             facts["cache_dir"] = cache_dir
 
-        hit = tvm_cache.lookup(cache_dir, key) if opts["cache"] else None
+        hit = tvm_cache.lookup(cache_dir, key) if options["cache"] else None
         if hit is not None:
             start = time.perf_counter()
             try:
@@ -148,14 +146,23 @@ class TVMRuntime(Runtime):
             facts.update({"cache_hit": True, "cache_load_ms": (time.perf_counter() - start) * 1000})
             self.outputs = meta["outputs"]
             self.output_counts = meta["kernel_output_counts"]
+            executed = meta["precision"]
+            _check_precision(executed, precision, model_path)
             compile_ms = float(meta["compile_ms"])
         else:
-            executable, build_facts, compile_ms = self._build(model, read_ms, model_path, target, opts, threads)
+            executable, build_facts, executed, compile_ms = self._build(model, read_ms, model_path, target, options, threads, precision)
             facts.update(build_facts)
             facts["cache_hit"] = False
-            if opts["cache"]:
+            if options["cache"]:
                 start = time.perf_counter()
-                meta = {"compile_ms": compile_ms, "facts": build_facts, "outputs": self.outputs, "kernel_output_counts": self.output_counts, "key": key_parts}
+                meta = {
+                    "compile_ms": compile_ms,
+                    "facts": build_facts,
+                    "outputs": self.outputs,
+                    "kernel_output_counts": self.output_counts,
+                    "precision": executed,
+                    "key": key_parts,
+                }
                 tvm_cache.store(cache_dir, key, executable, meta)
                 facts["cache_write_ms"] = (time.perf_counter() - start) * 1000
         self.main = self.vm["main"]
@@ -164,10 +171,12 @@ class TVMRuntime(Runtime):
             "inputs": [{"name": i.name, "dtype": i.dtype, "shape": i.shape} for i in self.inputs],
             "outputs": self.outputs,
             "facts": facts,
+            "threads": threads,
+            **({"precision": executed} if executed else {}),
         }
 
-    def _build(self, model, read_ms, model_path, target, opts, threads) -> tuple[Any, dict[str, Any], float]:
-        """Import, fuse, (tune), lower and codegen, and start the VM on the result (self.vm)."""
+    def _build(self, model, read_ms, model_path, target, options, threads, precision) -> tuple[Any, dict[str, Any], dict[str, str] | None, float]:
+        """Import, check the precision, fuse, (tune), lower and codegen, and start the VM on the result (self.vm)."""
         facts: dict[str, Any] = {}
         start = time.perf_counter()
         try:
@@ -176,10 +185,12 @@ class TVMRuntime(Runtime):
             raise _model_error(e) from e
         self.outputs = tvm_compile.output_specs(mod, model)
         facts["import_ms"] = read_ms + (time.perf_counter() - start) * 1000
+        executed = tvm_compile.executed_precision(mod)
+        _check_precision(executed, precision, model_path)
 
         start = time.perf_counter()
         try:
-            fused = tvm_compile.fuse(mod, target, opts["optLevel"])
+            fused = tvm_compile.fuse(mod, target, options["optLevel"])
         except Exception as e:  # noqa: BLE001 - TVM raises many types (TVMError, ValueError, InternalError)
             raise WorkerError("unsupported_model", f"TVM cannot legalize/fuse {model_path}: {type(e).__name__}: {e}") from e
         fuse_s = time.perf_counter() - start
@@ -187,13 +198,13 @@ class TVMRuntime(Runtime):
         facts["kernels"] = len(tvm_compile.kernel_names(fused))
 
         tune_s = 0.0
-        if opts["tune"]:
+        if options["tune"]:
             start = time.perf_counter()
             import tvm_tuning  # noqa: PLC0415 - MetaSchedule is only needed when tuning
 
             try:
                 fused, report = tvm_tuning.tune(
-                    fused, target, threads=threads, trials_per_task=opts["tuneTrialsPerTask"], budget_s=float(opts["tuneBudgetS"]), seed=self.seed
+                    fused, target, threads=threads, trials_per_task=options["tuneTrialsPerTask"], budget_s=float(options["tuneBudgetS"]), seed=self.seed
                 )
             except Exception as e:  # noqa: BLE001 - any MetaSchedule failure is reported with its own message
                 raise WorkerError("runtime_error", f"MetaSchedule tuning of {model_path} failed: {type(e).__name__}: {e}") from e
@@ -206,14 +217,14 @@ class TVMRuntime(Runtime):
 
         start = time.perf_counter()
         try:
-            executable = tvm_compile.lower_and_build(fused, target, opts["optLevel"])
+            executable = tvm_compile.lower_and_build(fused, target, options["optLevel"])
             # LLVM emits machine code when the module is first loaded (seconds for ResNet-50): part of the build.
             self.vm = relax.VirtualMachine(executable, self.device)
         except Exception as e:  # noqa: BLE001 - as above
             raise WorkerError("unsupported_model", f"TVM cannot build {model_path} for {target}: {type(e).__name__}: {e}") from e
         facts["build_ms"] = (fuse_s + time.perf_counter() - start) * 1000
         compile_ms = facts["import_ms"] + facts["build_ms"] + tune_s * 1000
-        return executable, facts, compile_ms
+        return executable, facts, executed, compile_ms
 
     def _args(self, inputs: dict[str, np.ndarray], reuse: bool = False) -> list[Any]:
         """Device tensors for `inputs`; reuse=True copies into buffers kept across infer calls (no allocation)."""

@@ -11,6 +11,8 @@ export const tvmEngine = createNativeEngine({
   workerScript: TVM_WORKER_SCRIPT,
   optionsSchema: TVMOptionsSchema,
   devices: ['cpu'],
+  // The Relax pipeline compiles the graph's own types; PBH runs no mixed-precision pass.
+  precisions: ['fp32'],
   runtimeModule: 'tvm',
   timeouts: {
     // Untuned TVM kernels are plain loop nests: one ResNet-50 image takes ~5 s on 2 cores, a batch of 32 minutes.

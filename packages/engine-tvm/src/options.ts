@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** TVM build options PBH exposes; each says which TVM knob it sets. Defaults match python/tvm_worker.py. */
+/** TVM build options PBH exposes; each says which TVM knob it sets. The defaults here are the only ones: the worker gets these options parsed. */
 export const TVMOptionsSchema = z.strictObject({
   threads: z
     .number()
@@ -30,6 +30,6 @@ export const TVMOptionsSchema = z.strictObject({
     .boolean()
     .default(true)
     .describe('Reuse a compiled library built earlier for the same model file, shapes, target, options and TVM version; a hit reports the original compile_ms with facts.cache_hit=true'),
-  cacheDir: z.string().min(1).optional().describe('Folder of the compiled-library cache; unset uses .cache/tvm under the working directory'),
+  cacheDir: z.string().min(1).default('.cache/tvm').describe('Folder of the compiled-library cache, relative to the working directory unless absolute'),
 });
 export type TVMOptions = z.infer<typeof TVMOptionsSchema>;

@@ -36,6 +36,7 @@ async function prepare(model: string, batchSize: number, options: Record<string,
     options: TVMOptionsSchema.parse({ cacheDir, ...options }),
     inputs: [{ name: 'input', dtype: 'float32', shape: [batchSize, 1, 8, 8] }],
     seed: 0,
+    precision: 'fp32',
   });
   prepared.push(m);
   return m;
@@ -71,7 +72,7 @@ describe('@pbh/engine-tvm', () => {
     expect(availability.available && availability.details?.host_cpu).toMatch(/\w+/);
   });
 
-  it.each([1, 8])('predicts the same logits as onnxruntime on the digits CNN at batch %i', async (batch) => {
+  it.each([1, 8])('predicts the same logits as onnxruntime on the digits CNN in fp32 at batch %i', async (batch) => {
     const x = await digitsBatch(batch);
     const model = await prepare('digits_cnn', batch, { cache: false });
     expect(model.inputs).toEqual([{ name: 'input', dtype: 'float32', shape: [batch, 1, 8, 8] }]);
@@ -81,8 +82,13 @@ describe('@pbh/engine-tvm', () => {
     expect(facts.import_ms).toBeGreaterThan(0);
     expect(facts.build_ms).toBeGreaterThan(0);
     expect(model.compileMs).toBeCloseTo(facts.import_ms + facts.build_ms, 6);
-    expect(facts.threads).toBeGreaterThanOrEqual(1);
-    expect(JSON.parse(model.facts!.target as string)).toMatchObject({ kind: 'llvm', mcpu: model.facts!.host_cpu, 'num-cores': facts.threads });
+    expect(model.threads).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(model.facts!.target as string)).toMatchObject({ kind: 'llvm', mcpu: model.facts!.host_cpu, 'num-cores': model.threads });
+    // Two conv2d and two matmul (the Gemms) in float32.
+    expect(model.precision).toEqual({
+      executed: 'fp32',
+      evidence: 'Relax module imported from the ONNX graph: the 4 convolutions and matmuls of main produce float32 x4; compiled as imported (no mixed-precision pass)',
+    });
 
     const result = await model.predict({ input: x });
     expect(result.outputs.logits!.dims).toEqual([batch, 10]);
@@ -97,6 +103,8 @@ describe('@pbh/engine-tvm', () => {
     const second = await prepare('digits_cnn', 2);
     expect(second.facts).toMatchObject({ cache_hit: true, cache_key: first.facts!.cache_key });
     expect(second.compileMs).toBe(first.compileMs);
+    expect(second.precision).toEqual(first.precision);
+    expect(second.threads).toBe(first.threads);
     expect(second.facts!.build_ms).toBe(first.facts!.build_ms);
     const [a, b] = await Promise.all([first.predict({ input: x }), second.predict({ input: x })]);
     expect(Array.from(b.outputs.logits!.data as Float32Array)).toEqual(Array.from(a.outputs.logits!.data as Float32Array));
@@ -142,7 +150,7 @@ describe('@pbh/engine-tvm', () => {
     expect((await model.predict({ input: x })).outputs.logits!.dims).toEqual([4, 10]);
   });
 
-  it('tunes with MetaSchedule when asked and still matches onnxruntime', async () => {
+  it('tunes with MetaSchedule when asked and still matches onnxruntime in fp32', async () => {
     const x = await digitsBatch(2);
     const model = await prepare('digits_cnn', 2, { cache: false, tune: true, tuneTrialsPerTask: 2 });
     const facts = model.facts as Record<string, unknown>;
@@ -163,6 +171,7 @@ describe('@pbh/engine-tvm', () => {
         options: TVMOptionsSchema.parse({ cache: false }),
         inputs: [],
         seed: 0,
+        precision: 'fp32',
       })
       .catch((e: unknown) => e)) as Error;
     expect(error).toBeInstanceOf(Error);
@@ -179,13 +188,23 @@ describe('@pbh/engine-tvm', () => {
   });
 
   it('names what is wrong with the request: input names, device, batch size at predict', async () => {
-    const request = { model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir }, batchSize: 1, options: TVMOptionsSchema.parse({ cacheDir }), seed: 0 };
+    const request = {
+      model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir },
+      batchSize: 1,
+      options: TVMOptionsSchema.parse({ cacheDir }),
+      seed: 0,
+      precision: 'fp32' as const,
+    };
     const badName = (await tvmEngine
       .prepare({ ...request, device: 'cpu', inputs: [{ name: 'pixels', dtype: 'float32', shape: [1, 1, 8, 8] }] })
       .catch((e: unknown) => e)) as Error;
     expect(badName.message).toContain("has no inputs named ['pixels'] (it has ['input'])");
     const gpu = (await tvmEngine.prepare({ ...request, device: 'gpu', inputs: [] }).catch((e: unknown) => e)) as Error;
     expect(gpu.message).toContain("device 'gpu' is not supported");
+    const fp16 = (await tvmEngine.prepare({ ...request, device: 'cpu', inputs: [], precision: 'fp16' }).catch((e: unknown) => e)) as Error;
+    expect(fp16.message).toContain("TVM compiles " + suiteModel('digits_cnn') + " in the graph's own precision, fp32; it cannot execute it in fp16");
+    const unparsed = (await tvmEngine.prepare({ ...request, device: 'cpu', inputs: [], options: {} }).catch((e: unknown) => e)) as Error;
+    expect(unparsed.message).toContain("options lack ['optLevel', 'tune', 'tuneTrialsPerTask', 'tuneBudgetS', 'cache', 'cacheDir']");
 
     const model = await prepare('digits_cnn', 1);
     const error = (await model.predict({ input: await digitsBatch(3) }).catch((e: unknown) => e)) as Error;
@@ -205,7 +224,8 @@ describe('@pbh/engine-tvm', () => {
   });
 
   it('validates options', () => {
-    expect(TVMOptionsSchema.parse({})).toEqual({ optLevel: 3, tune: false, tuneTrialsPerTask: 8, tuneBudgetS: 600, cache: true });
+    expect(TVMOptionsSchema.parse({})).toEqual({ optLevel: 3, tune: false, tuneTrialsPerTask: 8, tuneBudgetS: 600, cache: true, cacheDir: '.cache/tvm' });
+    expect(tvmEngine.precisions).toEqual(['fp32']);
     expect(() => TVMOptionsSchema.parse({ optLevel: 5 })).toThrow();
     expect(() => TVMOptionsSchema.parse({ threads: 0 })).toThrow();
     expect(() => TVMOptionsSchema.parse({ opt_level: 2 })).toThrow();
