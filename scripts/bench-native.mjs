@@ -75,7 +75,7 @@ for (const [name, spec] of Object.entries(tools)) {
     const x = ds.read(0, c.batch).inputs.input;
     const prepared = await engine.prepare({
       model: { name: c.label, path: modelPath, workDir }, batchSize: c.batch, device: 'cpu',
-      options: engine.optionsSchema.parse(spec.options), inputs: [{ name: 'input', dtype: 'float32', shape: x.dims }], seed: 0,
+      options: engine.optionsSchema.parse(spec.options), inputs: [{ name: 'input', dtype: 'float32', shape: x.dims }], seed: 0, precision: 'fp32',
     });
     const toolSps = [], pbhSps = [], overhead = [];
     try {

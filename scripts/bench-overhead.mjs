@@ -22,7 +22,7 @@ const cases = [
 ];
 
 const hr = process.hrtime.bigint;
-const never = { check() {}, run: (p) => p };
+const never = { check() {}, run: (p) => p, race: (p) => p };
 
 async function bench(c) {
   const modelPath = path.join(suite, c.model);
@@ -55,12 +55,12 @@ async function bench(c) {
   const pbhRound = async () => {
     const prepared = await onnxRuntimeEngine.prepare({
       model: { name: c.label, path: modelPath, workDir: path.join(root, '.cache') },
-      batchSize: c.batch, device: 'cpu', options: onnxRuntimeEngine.optionsSchema.parse(opts), inputs: [], seed: 0,
+      batchSize: c.batch, device: 'cpu', options: onnxRuntimeEngine.optionsSchema.parse(opts), inputs: [], seed: 0, precision: 'fp32',
     });
     const r = await runLoop({
       prepared, dataset, preprocessor: pre, inputName: 'input', outputName: 'x', batchSize: c.batch, batches, warmupBatches: WARMUP,
       sessions: c.passes, scorers: [], tracker: new PerformanceTracker(builtinMetrics),
-      metricContext: (recorded) => ({ pid: process.pid, sampleRssBytes: async () => process.memoryUsage.rss(), cpuTimeUs: async () => { const u = process.cpuUsage(); return u.user + u.system; }, recorded }),
+      metricContext: { pid: process.pid, sampleRssBytes: async () => process.memoryUsage.rss(), cpuTimeUs: async () => { const u = process.cpuUsage(); return u.user + u.system; } },
       deadline: never,
     });
     await prepared.dispose();

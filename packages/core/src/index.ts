@@ -1,14 +1,40 @@
+/**
+ * @pbh/core's public API, curated: what plugin authors (engines, scorers, metrics), native engine packages, the site
+ * and scripts build on. Everything else is internal to core and may change without notice.
+ */
+
+// Contracts: the shapes a plugin implements and the Profile every cell becomes.
 export * from './contracts/index.js';
-export * from './config/index.js';
-export * from './stats/index.js';
-export * from './dataset/index.js';
-export * from './scorers/index.js';
-export * from './metrics/index.js';
-export * from './system/index.js';
-export * from './plugins/index.js';
-export * from './harness/index.js';
-export * from './model/index.js';
-export * from './store/index.js';
+export type { Experiment, ExperimentInput, EngineEntry, ModelConfig } from './config/schema.js';
+export { ExperimentSchema } from './config/schema.js';
+export { loadExperiment, ConfigError, type LoadedExperiment } from './config/load.js';
+
+// Plugins and the built-ins they sit beside.
+export { createRegistry, Registry, UnknownNameError } from './plugins/registry.js';
+export { builtinScorers } from './scorers/index.js';
+export { builtinMetrics } from './metrics/index.js';
+
+// Native engines: the worker protocol's TypeScript side and the project venv.
+export { createNativeEngine, DEFAULT_NATIVE_TIMEOUTS, type NativeEngineOptions, type NativeEngineTimeouts } from './worker/native-engine.js';
+export { findVenvPython, VENV_FIX, type PythonLocation } from './worker/venv.js';
+export { liveWorkerCount } from './worker/orphans.js';
+
+// Datasets, the loop and statistics, for scripts that drive the harness directly (benchmarks).
+export { loadDataset } from './dataset/load.js';
+export { buildPreprocessor } from './dataset/preprocess.js';
+export { runLoop, type LoopPlan, type LoopResult } from './harness/loop.js';
+export { PerformanceTracker, aggregateMetrics } from './harness/tracker.js';
+export { runSweep, type SweepOptions, type SweepResult } from './harness/sweep.js';
+export { summarize, percentile } from './stats/summary.js';
+export * from './stats/student-t.js';
+
+// The store, and the published data contract the site reads.
+export { openStore, ProfileStore, type OpenStoreOptions } from './store/store.js';
+export { runQuery, type QueryResult } from './store/query.js';
+export { exportStore, EXPORTED_RELATIONS, type ExportFormat, type ExportOptions } from './store/export.js';
+export { LATEST_SCHEMA_VERSION } from './store/migrations.js';
+export { StoreLockedError, StoreNotFoundError, StoreSchemaError, ReadOnlyStoreError, StoreWriteError, QueryError } from './store/errors.js';
 export * from './publish/index.js';
-export * from './worker/index.js';
+
+export { analyzeModel, type ModelAnalysis } from './model/analyze.js';
 export { HARNESS_VERSION } from './version.js';
