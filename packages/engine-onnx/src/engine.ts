@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import type { Availability, Engine, PrepareRequest, PreparedModel, TensorMap } from '@pbh/core';
+import { precisionOfDtypes, type Availability, type Engine, type ExecutedPrecision, type PrepareRequest, type PreparedModel, type TensorMap, type TensorSpec } from '@pbh/core';
 import { readOrtProfile } from './layers.js';
 import { OnnxOptionsSchema, type OnnxOptions } from './options.js';
-import { fromOrt, ortTypeToDType, toOrt } from './tensors.js';
+import { dtypeOfOrt, fromOrt, toOrt } from './tensors.js';
 
 const VERSION = ort.env.versions.common;
 
@@ -25,12 +25,44 @@ function sessionOptions(o: OnnxOptions, device: string): ort.InferenceSession.Se
   };
 }
 
-function specs(session: ort.InferenceSession, which: 'inputMetadata' | 'outputMetadata'): PreparedModel['inputs'] {
-  return session[which].map((m) => ({
-    name: m.name,
-    dtype: m.isTensor ? ortTypeToDType(m.type) : 'float32',
-    shape: m.isTensor ? m.shape.map((d) => (typeof d === 'number' ? d : d)) : [],
-  }));
+function specs(session: ort.InferenceSession, which: 'inputMetadata' | 'outputMetadata'): TensorSpec[] {
+  const what = which === 'inputMetadata' ? 'input' : 'output';
+  return session[which].map((m) => {
+    if (!m.isTensor) throw new Error(`onnxruntime: ${what} "${m.name}" is not a tensor (a sequence or map), which PBH cannot carry`);
+    return { name: m.name, dtype: dtypeOfOrt(m.type, `${what} "${m.name}"`), shape: [...m.shape] };
+  });
+}
+
+/**
+ * onnxruntime runs the graph in its own element types: it has no option that converts precision, and PBH sets none.
+ * The executed precision is therefore the graph's, read from the session's own metadata.
+ */
+function graphPrecision(inputs: TensorSpec[], outputs: TensorSpec[]): ExecutedPrecision {
+  const tensors = [...outputs, ...inputs];
+  const floats = tensors.filter((t) => t.dtype.startsWith('float')).map((t) => `${t.name} ${t.dtype}`);
+  return {
+    executed: precisionOfDtypes(tensors.map((t) => t.dtype)),
+    evidence: `onnxruntime executes the graph's own element types (no precision conversion); session metadata: ${floats.length ? floats.join(', ') : 'no float inputs or outputs'}`,
+  };
+}
+
+interface SessionIo {
+  inputs: TensorSpec[];
+  outputs: TensorSpec[];
+  precision: ExecutedPrecision;
+}
+
+/** The session's specs and precision; throws when PBH cannot carry its tensors or it cannot run the requested precision. */
+function sessionIo(session: ort.InferenceSession, req: PrepareRequest): SessionIo {
+  const inputs = specs(session, 'inputMetadata');
+  const outputs = specs(session, 'outputMetadata');
+  const precision = graphPrecision(inputs, outputs);
+  if (precision.executed !== req.precision) {
+    throw new Error(
+      `onnxruntime executes ${req.model.path} in the graph's own precision, ${precision.executed}; it cannot execute it in ${req.precision}: convert the model first, or leave engines[].precision unset`,
+    );
+  }
+  return { inputs, outputs, precision };
 }
 
 async function prepare(req: PrepareRequest): Promise<PreparedModel> {
@@ -44,22 +76,30 @@ async function prepare(req: PrepareRequest): Promise<PreparedModel> {
     throw new Error(`onnxruntime cannot load ${req.model.path}: ${(e as Error).message}`);
   }
   const compileMs = performance.now() - t0;
+  let io: SessionIo;
+  try {
+    io = sessionIo(session, req);
+  } catch (e) {
+    await session.release();
+    throw e;
+  }
   const hr = process.hrtime.bigint;
   // A cell that times out abandons its in-flight run; releasing the session under it crashes onnxruntime-node,
   // so dispose() waits for that run to settle first (in-process runs always finish, if late).
   let inflight: Promise<unknown> = Promise.resolve();
   return {
-    inputs: specs(session, 'inputMetadata'),
-    outputs: specs(session, 'outputMetadata'),
+    inputs: io.inputs,
+    outputs: io.outputs,
     compileMs,
     facts: {
       executionProviders: sessionOpts.executionProviders,
       graphOptimizationLevel: options.graphOptimizationLevel,
       intraOpNumThreads: options.intraOpNumThreads,
       interOpNumThreads: options.interOpNumThreads,
-      // ORT's 0 means "one thread per physical core"; report what that resolves to for comparisons.
-      threads: options.intraOpNumThreads || null,
     },
+    // ORT's 0 means "one thread per physical core", which onnxruntime-node does not report back.
+    threads: options.intraOpNumThreads || null,
+    precision: io.precision,
     // `engine` covers the onnxruntime-node call as a bare loop makes it: wrapping the inputs as ort.Tensor (no copy)
     // and session.run. What remains of `predict` is PBH's own cost: the call and unwrapping the outputs.
     async predict(batch: TensorMap) {
@@ -97,6 +137,7 @@ export const onnxRuntimeEngine: Engine = {
   description: 'ONNX Runtime through onnxruntime-node, in the harness process',
   optionsSchema: OnnxOptionsSchema,
   devices: bundledDevices(),
+  precisions: ['fp32'],
   async probe(): Promise<Availability> {
     return { available: true, version: VERSION, devices: bundledDevices(), details: { binding: 'onnxruntime-node' } };
   },

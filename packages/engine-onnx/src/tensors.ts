@@ -1,9 +1,12 @@
 import * as ort from 'onnxruntime-node';
-import type { DType, Tensor, TensorMap } from '@pbh/core';
+import { DTYPES, type DType, type Tensor, type TensorMap } from '@pbh/core';
 
-const FROM_ORT: Partial<Record<string, DType>> = {
-  float32: 'float32', float64: 'float64', float16: 'float16', int8: 'int8', uint8: 'uint8', int32: 'int32', int64: 'int64', bool: 'bool',
-};
+/** onnxruntime-node names its tensor types as PBH names its dtypes; any other type is one PBH cannot carry. */
+export function dtypeOfOrt(type: string, what: string): DType {
+  // A lookup, not a zod parse: this runs on every output of every predict.
+  if (Object.hasOwn(DTYPES, type)) return type as DType;
+  throw new Error(`onnxruntime: ${what} is of type ${type}, which PBH cannot score or compare (it carries ${Object.keys(DTYPES).join(', ')})`);
+}
 
 /** Zero-copy: ort.Tensor wraps the same typed array. */
 export function toOrt(t: Tensor): ort.Tensor {
@@ -15,15 +18,7 @@ export function fromOrt(outputs: ort.InferenceSession.OnnxValueMapType): TensorM
   const out: TensorMap = {};
   for (const name in outputs) {
     const value = outputs[name]!;
-    const dtype = FROM_ORT[value.type];
-    if (!dtype) throw new Error(`onnxruntime returned output "${name}" of type ${value.type}, which PBH cannot score or compare`);
-    out[name] = { dtype, dims: value.dims as number[], data: value.data as Tensor['data'] };
+    out[name] = { dtype: dtypeOfOrt(value.type, `output "${name}"`), dims: value.dims as number[], data: value.data as Tensor['data'] };
   }
   return out;
-}
-
-export function ortTypeToDType(type: string): DType {
-  const t = type.replace(/^tensor\(/, '').replace(/\)$/, '');
-  const map: Record<string, DType> = { float: 'float32', double: 'float64', float16: 'float16', int8: 'int8', uint8: 'uint8', int32: 'int32', int64: 'int64', bool: 'bool' };
-  return map[t] ?? (t as DType);
 }

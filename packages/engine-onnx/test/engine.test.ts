@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDataset, type PreparedModel } from '@pbh/core';
+import { loadDataset, type Precision, type PreparedModel } from '@pbh/core';
 import plugin, { onnxRuntimeEngine } from '../src/index.js';
 import { suiteData, suiteModel } from '../../../test/suite.js';
 
@@ -15,7 +15,7 @@ afterAll(async () => {
   await rm(workDir, { recursive: true, force: true });
 });
 
-async function prepare(batchSize: number, options: Record<string, unknown> = {}): Promise<PreparedModel> {
+async function prepare(batchSize: number, options: Record<string, unknown> = {}, precision: Precision = 'fp32'): Promise<PreparedModel> {
   return onnxRuntimeEngine.prepare({
     model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir },
     batchSize,
@@ -23,6 +23,7 @@ async function prepare(batchSize: number, options: Record<string, unknown> = {})
     options: onnxRuntimeEngine.optionsSchema.parse(options),
     inputs: [],
     seed: 0,
+    precision,
   });
 }
 
@@ -37,7 +38,7 @@ describe('@pbh/engine-onnx', () => {
     }
   });
 
-  it('predicts the same logits as a bare onnxruntime session and reports engine time', async () => {
+  it('predicts the same logits as a bare onnxruntime session in fp32 and reports engine time, threads and precision', async () => {
     const ds = await loadDataset({ kind: 'npy', inputs: { input: suiteData('digits_x.npy') }, labels: suiteData('digits_y.npy') }, '/');
     const batch = ds.read(0, 8);
     const x = batch.inputs.input!;
@@ -45,6 +46,11 @@ describe('@pbh/engine-onnx', () => {
     try {
       expect(model.inputs[0]).toMatchObject({ name: 'input', dtype: 'float32' });
       expect(model.compileMs).toBeGreaterThan(0);
+      expect(model.threads).toBe(1);
+      expect(model.precision).toEqual({
+        executed: 'fp32',
+        evidence: "onnxruntime executes the graph's own element types (no precision conversion); session metadata: logits float32, input float32",
+      });
       const r = await model.predict({ input: x });
       const bare = await ort.InferenceSession.create(suiteModel('digits_cnn'));
       const expected = await bare.run({ input: new ort.Tensor('float32', x.data as Float32Array, x.dims) });
@@ -82,8 +88,28 @@ describe('@pbh/engine-onnx', () => {
 
   it('rejects a file that is not ONNX with onnxruntime\'s reason', async () => {
     await expect(
-      onnxRuntimeEngine.prepare({ model: { name: 'x', path: suiteData('digits.csv'), workDir }, batchSize: 1, device: 'cpu', options: onnxRuntimeEngine.optionsSchema.parse({}), inputs: [], seed: 0 }),
+      onnxRuntimeEngine.prepare({
+        model: { name: 'x', path: suiteData('digits.csv'), workDir },
+        batchSize: 1,
+        device: 'cpu',
+        options: onnxRuntimeEngine.optionsSchema.parse({}),
+        inputs: [],
+        seed: 0,
+        precision: 'fp32',
+      }),
     ).rejects.toThrow(/onnxruntime cannot load .*digits\.csv/);
+  });
+
+  it('says it cannot run an fp32 graph in another precision instead of running fp32 anyway', async () => {
+    expect(onnxRuntimeEngine.precisions).toEqual(['fp32']);
+    await expect(prepare(1, {}, 'fp16')).rejects.toThrow(/executes .*digits_cnn\.onnx in the graph's own precision, fp32; it cannot execute it in fp16/);
+    // Threads left to onnxruntime (0) are not reported back by onnxruntime-node.
+    const model = await prepare(1);
+    try {
+      expect(model.threads).toBeNull();
+    } finally {
+      await model.dispose();
+    }
   });
 
   it('validates options strictly', () => {
