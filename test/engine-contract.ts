@@ -16,6 +16,7 @@ export async function expectMixedIoRoundTrip(engine: Engine, options: Record<str
       { name: 'b', dtype: 'int32', shape: [2, 3] },
     ],
     seed: 0,
+    precision: 'fp32',
   });
   try {
     expect(model.outputs.map((o) => [o.name, o.dtype, o.shape])).toEqual([
