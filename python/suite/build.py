@@ -119,6 +119,7 @@ def accuracy_entry(numpy_top1: float, openvino: dict, samples: int) -> dict:
         'samples': samples,
         'numpy_top1': round(numpy_top1, 6),
         'openvino_top1': round(openvino['top1'], 6),
+        'openvino_inference_precision': openvino['inference_precision'],
         'max_abs_logit_diff_vs_numpy': openvino['max_abs_logit_diff_vs_numpy'],
     }
 
@@ -167,7 +168,7 @@ def build_digits_models(b: SuiteBuilder, split: DigitsSplit, ov: OpenVinoChecker
         entry['training'] = training
         entry['accuracy'] = accuracy_entry(acc, checked_ov, len(yte))
         b.models.append(entry)
-        b.log(f'  {name}: top1 numpy {acc:.4f}, openvino {checked_ov["top1"]:.4f} (max |logit diff| '
+        b.log(f'  {name}: top1 numpy {acc:.4f}, openvino {checked_ov["inference_precision"]} {checked_ov["top1"]:.4f} (max |logit diff| '
               f'{checked_ov["max_abs_logit_diff_vs_numpy"]:.1e}), zeros {entry["sparsity"]["actual"]:.3f}'
               + (f', 2:4 holds {entry["sparsity"]["nm_pattern_holds"]}' if sparsity['kind'] == 'n_m' else ''))
 
@@ -186,7 +187,7 @@ def build_digits_models(b: SuiteBuilder, split: DigitsSplit, ov: OpenVinoChecker
                          'final_train_loss': round(loss, 6)}
     entry['accuracy'] = accuracy_entry(acc, checked_ov, len(yte))
     b.models.append(entry)
-    b.log(f'  digits_mlp: top1 numpy {acc:.4f}, openvino {checked_ov["top1"]:.4f}')
+    b.log(f'  digits_mlp: top1 numpy {acc:.4f}, openvino {checked_ov["inference_precision"]} {checked_ov["top1"]:.4f}')
 
 
 def build_light_models(b: SuiteBuilder, ov: OpenVinoChecker, vision_x: np.ndarray) -> None:
@@ -202,7 +203,7 @@ def build_light_models(b: SuiteBuilder, ov: OpenVinoChecker, vision_x: np.ndarra
                                               'residual_branch_last_scale': RESIDUAL_BRANCH_SCALE}}
         entry['openvino_check'] = check
         b.models.append(entry)
-        b.log(f'  {name}: openvino batch {check["batches"]} finite, output {check["output_shape"]}, '
+        b.log(f'  {name}: openvino {check["inference_precision"]} batch {check["batches"]} finite, output {check["output_shape"]}, '
               f'max std across inputs {check["max_std_across_inputs"]:.2e}')
 
 
