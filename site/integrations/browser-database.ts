@@ -16,7 +16,8 @@ function sqlIdentifier(name: string): string {
  * self-contained site must not do; its core does read DuckDB files, lazily over HTTP range requests.
  * So every relation of the store is copied here: views (leaderboard, comparisons) as tables, JSON
  * columns as VARCHAR, in a storage format DuckDB 1.0+ reads. The source is attached READ_ONLY from a
- * separate in-memory instance: the results file itself is never opened for writing.
+ * separate in-memory instance: the results file itself is never opened for writing. The caller holds the
+ * store open read-only meanwhile, so no writer can take the file's lock first.
  */
 export async function writeBrowserDatabase(sourceDb: string, target: string): Promise<void> {
   rmSync(target, { force: true });
@@ -28,12 +29,7 @@ export async function writeBrowserDatabase(sourceDb: string, target: string): Pr
       await connection.run(`ATTACH ${sqlString(sourceDb)} AS src (READ_ONLY)`);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      throw new Error(
-        /lock/i.test(message)
-          ? `${sourceDb} is locked by another process (a running pbh run?). Wait for it to finish, or build the site from a copy of the file.`
-          : `Could not read ${sourceDb} for the SQL console's database: ${message}`,
-        { cause: error },
-      );
+      throw new Error(`Could not read ${sourceDb} for the SQL console's database: ${message}`, { cause: error });
     }
     await connection.run(`ATTACH ${sqlString(target)} AS pub (STORAGE_VERSION 'v1.0.0')`);
     for (const relation of EXPORTED_RELATIONS) {

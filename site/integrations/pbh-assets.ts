@@ -5,21 +5,25 @@ import { fileURLToPath } from 'node:url';
 import { exportStore, openStore } from '@pbh/core';
 import type { AstroIntegration } from 'astro';
 import { build } from 'esbuild';
+import { exitIfStoreLocked, siteDbPath } from '../src/lib/site-db.js';
 import { writeBrowserDatabase } from './browser-database.js';
 
 /** The duckdb-wasm files the SQL console loads: the MVP and exception-handling builds and their workers. */
 export const DUCKDB_WASM_FILES = ['duckdb-mvp.wasm', 'duckdb-eh.wasm', 'duckdb-browser-mvp.worker.js', 'duckdb-browser-eh.worker.js'];
 
-function sourceDb(): string {
-  const db = process.env.PBH_SITE_DB;
-  if (!db) throw new Error('PBH_SITE_DB is not set: build the site with pbh site build --db PATH.');
-  return db;
-}
-
-async function exportParquet(db: string, outDir: string): Promise<void> {
-  const store = await openStore(db, { readOnly: true });
+/**
+ * The Parquet export and the console's DuckDB copy, made while this process holds the store read-only:
+ * a writer that starts meanwhile cannot take the file between the two, and a writer that came first
+ * is met by openStore's typed lock error.
+ */
+async function publishDatabase(db: string, outDir: string): Promise<void> {
+  const store = await openStore(db, { readOnly: true }).catch((error: unknown) => {
+    exitIfStoreLocked(error);
+    throw error;
+  });
   try {
-    await exportStore(store, { format: 'parquet', outDir });
+    await exportStore(store, { format: 'parquet', outDir: path.join(outDir, 'parquet') });
+    await writeBrowserDatabase(db, path.join(outDir, 'pbh.duckdb'));
   } finally {
     await store.close();
   }
@@ -62,8 +66,7 @@ export function pbhAssets(options: { siteDir: string }): AstroIntegration {
         const out = fileURLToPath(dir);
         // Astro 5 leaves its content-layer stubs in a static build's output; they are not part of the site.
         for (const stub of ['content-assets.mjs', 'content-modules.mjs']) rmSync(path.join(out, stub), { force: true });
-        await exportParquet(sourceDb(), path.join(out, 'data', 'parquet'));
-        await writeBrowserDatabase(sourceDb(), path.join(out, 'data', 'pbh.duckdb'));
+        await publishDatabase(siteDbPath(), path.join(out, 'data'));
         logger.info('exported the database to data/parquet/*.parquet and data/pbh.duckdb');
         copyDuckdbWasm(options.siteDir, path.join(out, 'duckdb'));
         await bundleClientScripts(options.siteDir, path.join(out, 'assets'));

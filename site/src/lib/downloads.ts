@@ -1,6 +1,7 @@
 import { currentProfiles, paretoFront, speedupMatrices, byDataset } from './comparisons.js';
 import { toCsv, toJson, type DataTable } from './csv.js';
-import { fullProfile, type ProfileEntry, type SiteData } from './data.js';
+import { fullProfile } from '@pbh/core';
+import type { ProfileEntry, SiteData } from './data.js';
 import { buildHistory, type HistorySeries } from './history.js';
 
 /** One downloadable file: its path under data/ and how to write it. */
@@ -29,7 +30,7 @@ export function profileRecord(p: ProfileEntry): Record<string, unknown> {
     batch_size: p.batch_size,
     hardware: p.hardware,
     dataset: p.dataset_name,
-    rank_in_model: p.rank,
+    rank_in_model: p.rank_in_model,
     throughput_sps: p.throughput_mean,
     throughput_std_sps: p.throughput_std,
     p50_ms: p.predict_p50_ms,
@@ -155,12 +156,12 @@ export function dataFiles(data: SiteData): DataFile[] {
     ...history.flatMap((s) => both(`history/${s.slug}`, () => historyTable([s]))),
     ...both('runs', () => ({ columns: ['run_id', 'name', 'started_at', 'finished_at', 'profiles', 'command'], rows: data.runs })),
     ...data.profiles.flatMap((p) => [
-      { path: `profiles/${p.slug}.json`, render: () => `${JSON.stringify(fullProfile(data, p), null, 1)}\n` },
+      { path: `profiles/${p.slug}.json`, render: () => `${JSON.stringify(fullProfile(p), null, 1)}\n` },
       {
         path: `profiles/${p.slug}.csv`,
         render: () => {
-          const s = data.samples.get(p.profile_id);
-          const rows = s ? s.ns.map((ns, i) => ({ session: s.session[i], batch: s.batch[i], boundary: s.boundary[i], ns })) : [];
+          const s = p.samples;
+          const rows = s.ns.map((ns, i) => ({ session: s.session[i], batch: s.batch[i], boundary: s.boundary[i], ns }));
           return toCsv({ columns: ['session', 'batch', 'boundary', 'ns'], rows });
         },
       },

@@ -56,7 +56,7 @@ export function buildHistory(profiles: ProfileEntry[]): HistorySeries[] {
       const sorted = [...members].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.profile_id.localeCompare(b.profile_id));
       const points: HistoryPoint[] = [];
       for (const profile of sorted) {
-        const sessions = profile.sessionThroughputs;
+        const sessions = profile.session_throughputs;
         const point: HistoryPoint = { profile, mean: profile.throughput_mean ?? 0, std: profile.throughput_std, sessions, change: null };
         const previous = points[points.length - 1];
         if (previous) point.change = comparePoint(previous, point);

@@ -7,7 +7,7 @@ export const LEADERBOARD_PAGE_SIZE = 1000;
 export function leaderboardOrder(profiles: ProfileEntry[]): ProfileEntry[] {
   const ok = profiles
     .filter((p) => p.status === 'ok')
-    .sort((a, b) => a.model_name.localeCompare(b.model_name) || (a.rank ?? 0) - (b.rank ?? 0));
+    .sort((a, b) => a.model_name.localeCompare(b.model_name) || (a.rank_in_model ?? 0) - (b.rank_in_model ?? 0));
   const notOk = profiles
     .filter((p) => p.status !== 'ok')
     .sort(

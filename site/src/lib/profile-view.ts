@@ -1,8 +1,7 @@
-import type { Boundary, Profile } from '@pbh/core';
+import type { Boundary, SampleColumns, StoredProfile } from '@pbh/core';
 import { barChart } from '../charts/bar-chart.js';
 import { colorAt } from '../charts/svg.js';
 import { xyChart } from '../charts/xy-chart.js';
-import type { SampleLists } from './data.js';
 import { fmtFlops, fmtNum, fmtPct } from './format.js';
 
 export const BOUNDARIES: { key: Boundary; label: string; meaning: string }[] = [
@@ -26,8 +25,8 @@ function ecdfPoints(sortedMs: number[]): { x: number; y: number }[] {
   return points;
 }
 
-export function latencyEcdf(samples: SampleLists | undefined, id: string): { svg: string; legend: { name: string; color: string }[] } | null {
-  if (!samples || samples.ns.length === 0) return null;
+export function latencyEcdf(samples: SampleColumns, id: string): { svg: string; legend: { name: string; color: string }[] } | null {
+  if (samples.ns.length === 0) return null;
   const byBoundary = new Map<Boundary, number[]>();
   samples.boundary.forEach((b, i) => byBoundary.set(b, [...(byBoundary.get(b) ?? []), samples.ns[i]! / 1e6]));
   const series = BOUNDARIES.filter((b) => byBoundary.has(b.key)).map((b) => {
@@ -49,7 +48,7 @@ export function latencyEcdf(samples: SampleLists | undefined, id: string): { svg
   return { svg, legend: series.map((s) => ({ name: s.name, color: s.color })) };
 }
 
-export function sessionChart(profile: Profile, id: string): { svg: string; legend: { name: string; color: string }[] } | null {
+export function sessionChart(profile: StoredProfile, id: string): { svg: string; legend: { name: string; color: string }[] } | null {
   if (profile.sessions.length === 0) return null;
   const mean = profile.throughput?.mean ?? null;
   const points = profile.sessions.map((s) => ({ x: s.index + 1, y: s.throughput_sps, note: `${s.batches} batches` }));
@@ -75,7 +74,7 @@ export function sessionChart(profile: Profile, id: string): { svg: string; legen
 
 export const TOP_LAYERS = 12;
 
-export function layerChart(profile: Profile, id: string): string | null {
+export function layerChart(profile: StoredProfile, id: string): string | null {
   const top = [...profile.layers].sort((a, b) => b.share - a.share).slice(0, TOP_LAYERS);
   if (top.length === 0) return null;
   return barChart({
@@ -87,7 +86,7 @@ export function layerChart(profile: Profile, id: string): string | null {
   });
 }
 
-export function opTypeShares(profile: Profile): { op: string; share: number; layers: number }[] {
+export function opTypeShares(profile: StoredProfile): { op: string; share: number; layers: number }[] {
   const byOp = new Map<string, { share: number; layers: number }>();
   for (const l of profile.layers) {
     const seen = byOp.get(l.op_type) ?? { share: 0, layers: 0 };
@@ -96,7 +95,7 @@ export function opTypeShares(profile: Profile): { op: string; share: number; lay
   return [...byOp.entries()].map(([op, v]) => ({ op, ...v })).sort((a, b) => b.share - a.share);
 }
 
-export function flopsChart(profile: Profile, id: string): string | null {
+export function flopsChart(profile: StoredProfile, id: string): string | null {
   const achieved = profile.achieved_flops;
   const peak = profile.system.peak_flops;
   if (achieved === null || peak === null) return null;

@@ -17,7 +17,7 @@ export function profileRowsHtml(rows: ProfileEntry[], root: string): string {
     if (p.status === 'ok') {
       const memory = p.peak_device_mb ?? p.peak_rss_mb;
       out.push(
-        `<tr><td>${p.rank ?? ''}${head}<td>${fmtNum(p.throughput_mean)}<td>${fmtNum(p.predict_p50_ms)}<td>${fmtNum(p.predict_p99_ms)}` +
+        `<tr><td>${p.rank_in_model ?? ''}${head}<td>${fmtNum(p.throughput_mean)}<td>${fmtNum(p.predict_p50_ms)}<td>${fmtNum(p.predict_p99_ms)}` +
           `<td>${fmtPct(p.accuracy)}<td>${fmtNum(memory)}<td>${fmtPct(p.peak_fraction, 2)}${tail}`,
       );
     } else {
