@@ -7,7 +7,7 @@ import { fmtFlops, fmtNum, fmtPct } from './format.js';
 export const BOUNDARIES: { key: Boundary; label: string; meaning: string }[] = [
   { key: 'engine', label: 'engine', meaning: 'time inside the runtime, as it reports it or as measured next to it' },
   { key: 'predict', label: 'predict', meaning: "the harness' call, including any IPC to a worker" },
-  { key: 'end_to_end', label: 'end_to_end', meaning: 'preprocess + predict + postprocess' },
+  { key: 'end_to_end', label: 'end_to_end', meaning: 'preprocess + predict' },
   { key: 'model_only', label: 'model_only', meaning: 'the runtime timing a resident input, no IPC (native workers)' },
 ];
 
