@@ -3,11 +3,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { EXPORTED_RELATIONS, openStore, ProfileSchema, runQuery } from '@pbh/core';
+import { EXPORTED_RELATIONS, openStore, ProfileSchema, runQuery, SITE_BUILD_LOCKED_EXIT } from '@pbh/core';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const SITE_DIR = path.join(ROOT, 'site');
 const PBH = path.join(ROOT, 'packages', 'core', 'dist', 'cli', 'main.js');
 const SUITE = path.join(ROOT, '.cache', 'suite');
 const SHOTS = path.join(ROOT, 'site', 'test', 'screenshots');
@@ -21,9 +22,13 @@ interface CliResult {
   stderr: string;
 }
 
-function pbh(args: string[], timeoutMs = 240_000): Promise<CliResult> {
+function pbh(args: string[], timeoutMs = 240_000, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return collect(process.execPath, [PBH, ...args], ROOT, { ...env, FORCE_COLOR: '0' }, timeoutMs);
+}
+
+function collect(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PBH, ...args], { cwd: ROOT, env: { ...process.env, FORCE_COLOR: '0' } });
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -259,6 +264,23 @@ describe('pbh site build from a real pbh run', () => {
     expect(problems.failed).toEqual([]);
   });
 
+  it("serves the console's database in byte ranges, as duckdb-wasm asks for them", async () => {
+    const file = url('data/pbh.duckdb');
+    const size = readFileSync(path.join(out, 'data', 'pbh.duckdb')).length;
+    const ranged = async (range: string, method = 'GET') => {
+      const response = await fetch(file, { method, headers: { Range: range } });
+      const body = method === 'HEAD' ? 0 : (await response.arrayBuffer()).byteLength;
+      return { status: response.status, range: response.headers.get('content-range'), length: response.headers.get('content-length'), body };
+    };
+    // duckdb-wasm's probes (HEAD bytes=0-, GET bytes=0-0), a page read, a suffix, and one past the end.
+    expect(await ranged('bytes=0-', 'HEAD')).toEqual({ status: 206, range: `bytes 0-${size - 1}/${size}`, length: String(size), body: 0 });
+    expect(await ranged('bytes=0-0')).toEqual({ status: 206, range: `bytes 0-0/${size}`, length: '1', body: 1 });
+    expect(await ranged('bytes=4096-8191')).toEqual({ status: 206, range: `bytes 4096-8191/${size}`, length: '4096', body: 4096 });
+    expect(await ranged('bytes=-100')).toMatchObject({ status: 206, range: `bytes ${size - 100}-${size - 1}/${size}`, body: 100 });
+    expect(await ranged(`bytes=${size}-`)).toMatchObject({ status: 416, range: `bytes */${size}` });
+    expect((await fetch(file, { method: 'HEAD' })).headers.get('accept-ranges')).toBe('bytes');
+  });
+
   it('sorts and filters the leaderboard, keeping non-ok rows unranked at the bottom', async () => {
     await page.goto(url('index.html'));
     const okRows = page.locator('table#lb tbody tr:not(.x)');
@@ -320,6 +342,9 @@ describe('pbh site build from a real pbh run', () => {
     }
     expect(charts.some((c) => c.text.includes('Latency per batch (ms'))).toBe(true);
     expect(await page.locator('pre code').first().textContent()).toMatch(/pbh run .* --only /);
+    const boundaries = await page.locator('p.note', { hasText: 'Boundaries:' }).textContent();
+    expect(boundaries).toContain('end_to_end = preprocess + predict;');
+    expect(boundaries).not.toContain('postprocess');
     await page.screenshot({ path: path.join(SHOTS, 'profile.png'), fullPage: true });
     await page.goto(url('comparisons.html'));
     await page.screenshot({ path: path.join(SHOTS, 'comparisons.png'), fullPage: false });
@@ -398,6 +423,36 @@ describe('pbh site build edge cases', () => {
     } finally {
       await writer.close();
     }
+  });
+
+  it('the site build itself exits with SITE_BUILD_LOCKED_EXIT when a writer holds the database', async () => {
+    const busy = path.join(tmp, 'busy-during-build.duckdb');
+    const writer = await openStore(busy);
+    try {
+      const result = await collect('npm', ['run', '--silent', 'build:site'], SITE_DIR, { PBH_SITE_DB: busy, PBH_SITE_OUT: path.join(tmp, 'busy-build') }, 240_000);
+      expect(result.code, result.stderr).toBe(SITE_BUILD_LOCKED_EXIT);
+      expect(result.stderr).toContain(busy);
+      expect(result.stderr).toMatch(/is locked/);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it('pbh site build turns that exit status into its locked message and exit 3 (site found through PBH_SITE_DIR)', async () => {
+    const fakeSite = path.join(tmp, 'fake-site');
+    mkdirSync(fakeSite, { recursive: true });
+    const script = `node -e "process.exit(${SITE_BUILD_LOCKED_EXIT})"`;
+    await writeFile(path.join(fakeSite, 'package.json'), JSON.stringify({ name: '@pbh/site', private: true, scripts: { 'build:site': script } }));
+    const result = await pbh(['site', 'build', '--db', db, '--out', path.join(tmp, 'fake-out')], 60_000, { PBH_SITE_DIR: fakeSite });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/became locked during the build/);
+    expect(result.stderr).toMatch(/build from a copy/);
+  });
+
+  it('PBH_SITE_DIR that is not the site project is a usage error naming it', async () => {
+    const result = await pbh(['site', 'build', '--db', db], 60_000, { PBH_SITE_DIR: tmp });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`PBH_SITE_DIR is ${tmp}`);
   });
 
   it('a missing database says how to make one', async () => {

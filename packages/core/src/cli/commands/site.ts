@@ -1,32 +1,49 @@
 import { spawn } from 'node:child_process';
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { existsSync, readFileSync } from 'node:fs';
+import { STATUS_CODES, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import serveStatic from 'serve-static';
+import { z } from 'zod';
+import { SITE_BUILD_LOCKED_EXIT } from '../../publish/index.js';
 import { openStore } from '../../store/index.js';
 import { DEFAULT_DB, EXIT, UsageError, type Command } from '../command.js';
 
+const SitePackageSchema = z.object({ name: z.literal('@pbh/site') });
+
+/** send's errors (http-errors) carry the status to answer: 416 for a range past the end, 412 for a failed precondition. */
+const HttpErrorSchema = z.object({ statusCode: z.number().int().min(400).max(599) });
+
+/** PBH_SITE_DIR names the site project's folder; it must be that project, not just any folder with a package.json. */
+function siteDirFromEnv(dir: string): string {
+  const pkg = path.join(dir, 'package.json');
+  const found = existsSync(pkg) ? SitePackageSchema.safeParse(JSON.parse(readFileSync(pkg, 'utf8'))).success : false;
+  if (!found) {
+    throw new UsageError(`PBH_SITE_DIR is ${dir}, which does not hold the PBH site project (no package.json named @pbh/site there). Point it at the site's folder, or unset it.`);
+  }
+  return path.resolve(dir);
+}
+
 /**
- * The Astro project lives in the repository's site/ folder (package @pbh/site), not in core: core
- * only finds it and runs its `build:site` script. PBH_SITE_DIR points elsewhere when needed.
+ * The Astro project is its own package, @pbh/site, which depends on core (core never depends on it):
+ * Node finds it the way it finds any package, through the workspace's node_modules/@pbh/site link.
+ * Core only finds it and runs its `build:site` script. PBH_SITE_DIR overrides the lookup.
  */
 function findSiteDir(): string {
-  const candidates = [
-    process.env.PBH_SITE_DIR,
-    fileURLToPath(new URL('../../../../../site/', import.meta.url)),
-    path.join(process.cwd(), 'site'),
-  ].filter((c): c is string => typeof c === 'string' && c.length > 0);
-  for (const dir of candidates) {
-    const pkg = path.join(dir, 'package.json');
-    if (!existsSync(pkg)) continue;
-    const name = (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: unknown }).name;
-    if (name === '@pbh/site') return path.resolve(dir);
+  const override = process.env.PBH_SITE_DIR;
+  if (override) return siteDirFromEnv(override);
+  try {
+    return path.dirname(createRequire(import.meta.url).resolve('@pbh/site/package.json'));
+  } catch (error) {
+    throw new UsageError(
+      `pbh site needs the PBH site project (package @pbh/site), and Node cannot find it from ${fileURLToPath(new URL('.', import.meta.url))} ` +
+        `(${error instanceof Error ? error.message.split('\n')[0] : String(error)}). Run pbh from a PBH checkout after npm install at its root ` +
+        `(npm links node_modules/@pbh/site there), or set PBH_SITE_DIR to the folder holding the site's package.json.`,
+      { cause: error },
+    );
   }
-  throw new UsageError(
-    `pbh site needs the PBH site project (package @pbh/site), looked in: ${candidates.join(', ')}. ` +
-      `Run pbh from a PBH checkout, or set PBH_SITE_DIR to the folder holding site/package.json.`,
-  );
 }
 
 /** Opens the file read-only once before the build: a locked, missing or foreign file fails here with its own clear message. */
@@ -42,26 +59,18 @@ async function profileCount(db: string): Promise<number> {
   }
 }
 
-function runSiteBuild(siteDir: string, db: string, out: string): Promise<{ code: number; locked: boolean }> {
+function runSiteBuild(siteDir: string, db: string, out: string): Promise<number> {
   return new Promise((resolve, reject) => {
+    // Astro's progress goes to stderr: stdout stays for the result, so scripts can read where the site is.
     const child = spawn('npm', ['run', '--silent', 'build:site'], {
       cwd: siteDir,
       env: { ...process.env, PBH_SITE_DB: db, PBH_SITE_OUT: out, ASTRO_TELEMETRY_DISABLED: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', process.stderr, process.stderr],
     });
-    let locked = false;
-    // Astro's progress goes to stderr: stdout stays for the result, so scripts can read where the site is.
-    const forward = (chunk: Buffer): void => {
-      const text = chunk.toString();
-      if (/is locked|StoreLockedError/.test(text)) locked = true;
-      process.stderr.write(text);
-    };
-    child.stdout.on('data', forward);
-    child.stderr.on('data', forward);
     child.on('error', (error) =>
       reject(new Error(`Could not start "npm run build:site" in ${siteDir}: ${error.message}. Is npm on PATH?`, { cause: error })),
     );
-    child.on('close', (code) => resolve({ code: code ?? 1, locked }));
+    child.on('close', (code) => resolve(code ?? 1));
   });
 }
 
@@ -72,14 +81,16 @@ async function build(values: Record<string, unknown>): Promise<number> {
   const profiles = await profileCount(db);
   process.stderr.write(`Building the site from ${db} (${profiles} Profiles, opened read-only) into ${out} ...\n`);
   const started = Date.now();
-  const result = await runSiteBuild(siteDir, db, out);
-  if (result.code !== 0) {
+  const code = await runSiteBuild(siteDir, db, out);
+  if (code === SITE_BUILD_LOCKED_EXIT) {
     process.stderr.write(
-      result.locked
-        ? `pbh site build: ${db} became locked during the build (a pbh run started?). Wait for it to finish, or build from a copy: cp ${db} /tmp/pbh-copy.duckdb && pbh site build --db /tmp/pbh-copy.duckdb\n`
-        : `pbh site build: the Astro build failed (exit ${result.code}); its output is above.\n`,
+      `pbh site build: ${db} became locked during the build (a pbh run started?). Wait for it to finish, or build from a copy: cp ${db} /tmp/pbh-copy.duckdb && pbh site build --db /tmp/pbh-copy.duckdb\n`,
     );
-    return result.locked ? EXIT.store : EXIT.partial;
+    return EXIT.store;
+  }
+  if (code !== 0) {
+    process.stderr.write(`pbh site build: the Astro build failed (exit ${code}); its output is above.\n`);
+    return EXIT.partial;
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   process.stdout.write(
@@ -90,59 +101,19 @@ async function build(values: Record<string, unknown>): Promise<number> {
   return EXIT.ok;
 }
 
-const MIME: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.csv': 'text/csv; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.wasm': 'application/wasm',
-  '.parquet': 'application/vnd.apache.parquet',
-  '.txt': 'text/plain; charset=utf-8',
-};
-
-/** The file a URL path names inside root, or null when it would leave root. */
-function fileFor(root: string, relative: string): string | null {
-  const file = path.resolve(root, `.${path.posix.sep}${relative}`);
-  if (file !== root && !file.startsWith(`${root}${path.sep}`)) return null;
-  if (existsSync(file) && statSync(file).isDirectory()) return path.join(file, 'index.html');
-  if (!existsSync(file) && path.extname(file) === '' && existsSync(`${file}.html`)) return `${file}.html`;
-  return file;
-}
-
-function sendFile(req: IncomingMessage, res: ServerResponse, file: string, status: number): void {
-  const size = statSync(file).size;
-  const headers: Record<string, string> = {
-    'Content-Type': MIME[path.extname(file)] ?? 'application/octet-stream',
-    'Accept-Ranges': 'bytes',
-    'Cache-Control': 'no-cache',
-  };
-  // duckdb-wasm reads Parquet with HTTP range requests: one range per request is all it asks for.
-  const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
-  if (range && status === 200 && (range[1] || range[2])) {
-    const start = range[1] ? Number(range[1]) : Math.max(0, size - Number(range[2]));
-    const end = range[1] && range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
-    if (start >= size || start > end) {
-      res.writeHead(416, { ...headers, 'Content-Range': `bytes */${size}` }).end();
-      return;
-    }
-    res.writeHead(206, { ...headers, 'Content-Range': `bytes ${start}-${end}/${size}`, 'Content-Length': String(end - start + 1) });
-    if (req.method === 'HEAD') res.end();
-    else createReadStream(file, { start, end }).pipe(res);
-    return;
-  }
-  res.writeHead(status, { ...headers, 'Content-Length': String(size) });
-  if (req.method === 'HEAD') res.end();
-  else createReadStream(file).pipe(res);
-}
-
 function normaliseBase(base: string): string {
   const trimmed = base.replace(/^\/+|\/+$/g, '');
   return trimmed === '' ? '/' : `/${trimmed}/`;
+}
+
+/** The site's own 404.html with status 404, or a plain line where the site has none. */
+function notFoundResponder(root: string): (req: IncomingMessage, res: ServerResponse) => void {
+  const page = path.join(root, '404.html');
+  const [type, body] = existsSync(page) ? ['text/html', readFileSync(page)] : ['text/plain', Buffer.from('not found\n')];
+  return (req, res) => {
+    res.writeHead(404, { 'Content-Type': `${type}; charset=utf-8`, 'Content-Length': String(body.length) });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
 }
 
 async function serve(values: Record<string, unknown>): Promise<number> {
@@ -154,9 +125,19 @@ async function serve(values: Record<string, unknown>): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${String(values.port)} is not a port number (0-65535; 0 picks a free one)`);
   const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
   const base = normaliseBase(typeof values.base === 'string' ? values.base : '/');
-  const notFound = path.join(root, '404.html');
   // Request paths arrive percent-encoded: a base with a space is /my%20reports/ on the wire.
   const urlBase = encodeURI(base);
+  const notFound = notFoundResponder(root);
+  // serve-static (send) answers ranges (the SQL console reads data/pbh.duckdb in ranges), HEAD and conditional GETs.
+  const files = serveStatic(root, {
+    extensions: ['html'],
+    // Its directory redirect would be built from the URL with the base cut off; the site links files, never folders.
+    redirect: false,
+    setHeaders: (res, file) => {
+      // mime-db knows the Parquet type but maps no extension to it.
+      if (file.endsWith('.parquet')) res.setHeader('Content-Type', 'application/vnd.apache.parquet');
+    },
+  });
 
   const server = createServer((req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -168,16 +149,19 @@ async function serve(values: Record<string, unknown>): Promise<number> {
       res.writeHead(302, { Location: urlBase }).end();
       return;
     }
-    let relative: string;
-    try {
-      relative = decodeURIComponent(url.pathname.startsWith(urlBase) ? url.pathname.slice(urlBase.length) : '\u0000');
-    } catch {
-      relative = '\u0000';
+    if (!url.pathname.startsWith(urlBase)) {
+      notFound(req, res);
+      return;
     }
-    const file = relative.includes('\u0000') ? null : fileFor(root, relative);
-    if (file !== null && existsSync(file) && statSync(file).isFile()) sendFile(req, res, file, 200);
-    else if (existsSync(notFound)) sendFile(req, res, notFound, 404);
-    else res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+    req.url = `/${url.pathname.slice(urlBase.length)}${url.search}`;
+    files(req, res, (error?: unknown) => {
+      if (error === undefined) {
+        notFound(req, res);
+        return;
+      }
+      const status = HttpErrorSchema.safeParse(error).data?.statusCode ?? 500;
+      res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${STATUS_CODES[status] ?? 'error'}\n`);
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
@@ -208,11 +192,11 @@ export const siteCommand: Command = {
   summary: 'build the static results website from the database, or preview it on localhost',
   usage: 'pbh site build [--db PATH] [--out DIR]  |  pbh site serve [--dir DIR] [--port N] [--host ADDR] [--base /PATH/]',
   help: `
-build   Builds the static site (Astro, in the repository's site/ folder) from the database, opened read-only:
+build   Builds the static site (Astro, the @pbh/site package) from the database, opened read-only:
         leaderboard, model, engine, comparison, history and per-Profile pages, CSV/JSON downloads, the database
         as Parquet and an in-browser SQL console. The database must not be held by a running pbh run: wait
         for it, or build from a copy of the file.
-serve   Serves a built site on localhost (GET/HEAD, range requests for the SQL console's Parquet reads).
+serve   Serves a built site on localhost (GET/HEAD, range requests for the SQL console's reads of data/pbh.duckdb).
 
 Options:
   --db PATH     database file (default ${DEFAULT_DB})
