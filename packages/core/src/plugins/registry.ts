@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
+import { PrecisionSchema } from '../contracts/precision.js';
 import type { Engine } from '../contracts/engine.js';
 import type { Metric } from '../contracts/metric.js';
 import type { Plugin } from '../contracts/plugin.js';
@@ -16,7 +17,19 @@ export const KNOWN_ENGINE_PACKAGES = ['@pbh/engine-onnx', '@pbh/engine-openvino'
 const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function');
 const PluginShape = z.object({
   name: z.string().min(1),
-  engines: z.array(z.object({ name: z.string().min(1), probe: fn, prepare: fn, optionsSchema: z.custom((v) => typeof (v as { safeParse?: unknown })?.safeParse === 'function') }).passthrough()).optional(),
+  engines: z
+    .array(
+      z
+        .object({
+          name: z.string().min(1),
+          probe: fn,
+          prepare: fn,
+          optionsSchema: z.custom((v) => typeof (v as { safeParse?: unknown })?.safeParse === 'function'),
+          precisions: z.array(PrecisionSchema).optional(),
+        })
+        .passthrough(),
+    )
+    .optional(),
   scorers: z.array(z.object({ name: z.string().min(1), score: fn, reduce: fn }).passthrough()).optional(),
   metrics: z.array(z.object({ name: z.string().min(1), start: fn, stop: fn }).passthrough()).optional(),
 });
@@ -34,7 +47,8 @@ export class Registry {
 
   add(plugin: Plugin): void {
     this.plugins.push(plugin.name);
-    for (const e of plugin.engines ?? []) this.engines.set(e.name, e);
+    // An engine written before precisions existed executes the model's own precision only.
+    for (const e of plugin.engines ?? []) this.engines.set(e.name, e.precisions ? e : { ...e, precisions: [] });
     for (const s of plugin.scorers ?? []) this.scorers.set(s.name, s);
     for (const m of plugin.metrics ?? []) this.metrics.set(m.name, m);
   }
