@@ -2,7 +2,7 @@
 
     .venv/bin/python python/generate_suite.py [--out .cache/suite] [--force]
 
-Everything is derived from seed 0, scikit-learn's digits data and the onnx package's light test models,
+Everything is derived from seed 0, scikit-learn's digits and wine data and the onnx package's light test models,
 so the suite is rebuilt rather than stored in git. A stamp file holds the sha256 of this script and
 python/suite/*.py; when it matches (and every manifest file is present) the run is a no-op.
 Concurrent runs serialise on <out>.lock; the suite is built in a temporary sibling folder and swapped in,
@@ -14,6 +14,9 @@ Models (see python/suite/sparsity.py for the N:M definition the TypeScript detec
   digits_cnn_sparse80   same at 80%
   digits_cnn_2of4       2:4 (N:M with n=2, m=4) by magnitude, fine-tuned with the mask held
   digits_mlp            numpy-trained MLP, input `input` [N,64], output `logits` [N,10]
+  wine_mlp              numpy-trained on load_wine, two inputs: `features` float32 [N,12] (standardised) and `category`
+                        int64 [N] (proline in 8 quantile buckets, embedded by a Gather), output `logits` [N,3];
+                        its test split is data/wine_features.npy, data/wine_category.npy, data/wine_y.npy
   resnet50, squeezenet  onnx light models with seeded RANDOM weights, input `input` [N,3,224,224], output `output`
 """
 

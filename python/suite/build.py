@@ -22,10 +22,11 @@ from .datasets import (
     write_digits_csv,
     write_digits_folder,
 )
-from .export import cnn_to_onnx, mlp_to_onnx
+from .export import check_reference, cnn_to_onnx, mlp_to_onnx, tabular_to_onnx
 from .light_models import RESIDUAL_BRANCH_SCALE, realize_light_model
 from .ov_check import OpenVinoChecker
 from .sparsity import magnitude_mask, n_m_holds, n_m_mask, zero_fraction
+from .wine import CATEGORIES, CATEGORY_FEATURE, WineSplit, wine_split
 
 SEED = 0
 MANIFEST = 'manifest.json'
@@ -33,6 +34,8 @@ MANIFEST = 'manifest.json'
 CNN_EPOCHS, CNN_LR = 12, 2e-3
 FINE_TUNE_EPOCHS, FINE_TUNE_LR = 8, 2e-3
 MLP_EPOCHS, MLP_LR = 30, 2e-3
+# 124 training rows: small batches give enough steps; 60 epochs take about 0.1 s.
+WINE_EPOCHS, WINE_LR, WINE_BATCH = 60, 1e-2, 16
 
 Log = Callable[[str], None]
 
@@ -113,9 +116,9 @@ class SuiteBuilder:
         return full
 
 
-def accuracy_entry(numpy_top1: float, openvino: dict, samples: int) -> dict:
+def accuracy_entry(dataset: str, numpy_top1: float, openvino: dict, samples: int) -> dict:
     return {
-        'dataset': 'digits test split',
+        'dataset': dataset,
         'samples': samples,
         'numpy_top1': round(numpy_top1, 6),
         'openvino_top1': round(openvino['top1'], 6),
@@ -163,10 +166,10 @@ def build_digits_models(b: SuiteBuilder, split: DigitsSplit, ov: OpenVinoChecker
                                           'pbh.test_top1': f'{acc:.6f}'})
         rel = f'models/{name}.onnx'
         full = b.save_model(rel, model)
-        checked_ov = ov.check_trained(full, xte, yte, logits)
+        checked_ov = ov.check_trained(full, {'input': xte}, yte, logits)
         entry = model_entry(name, rel, model, family='cnn', weights='trained', framework='numpy', sparsity=sparsity)
         entry['training'] = training
-        entry['accuracy'] = accuracy_entry(acc, checked_ov, len(yte))
+        entry['accuracy'] = accuracy_entry('digits test split', acc, checked_ov, len(yte))
         b.models.append(entry)
         b.log(f'  {name}: top1 numpy {acc:.4f}, openvino {checked_ov["inference_precision"]} {checked_ov["top1"]:.4f} (max |logit diff| '
               f'{checked_ov["max_abs_logit_diff_vs_numpy"]:.1e}), zeros {entry["sparsity"]["actual"]:.3f}'
@@ -180,14 +183,48 @@ def build_digits_models(b: SuiteBuilder, split: DigitsSplit, ov: OpenVinoChecker
     model = mlp_to_onnx(mlp, 'PBH bundled suite: digits_mlp (64-128-10) trained in numpy on load_digits; input = pixel/16 [N,64].',
                         {'pbh.weights': 'trained', 'pbh.test_top1': f'{acc:.6f}'})
     full = b.save_model('models/digits_mlp.onnx', model)
-    checked_ov = ov.check_trained(full, xte_flat, yte, logits)
+    checked_ov = ov.check_trained(full, {'input': xte_flat}, yte, logits)
     entry = model_entry('digits_mlp', 'models/digits_mlp.onnx', model, family='mlp', weights='trained', framework='numpy',
                         sparsity={'kind': 'dense', 'target': 0.0})
     entry['training'] = {'optimizer': 'adam', 'epochs': MLP_EPOCHS, 'lr': MLP_LR, 'batch': 32, 'schedule': 'cosine',
                          'final_train_loss': round(loss, 6)}
-    entry['accuracy'] = accuracy_entry(acc, checked_ov, len(yte))
+    entry['accuracy'] = accuracy_entry('digits test split', acc, checked_ov, len(yte))
     b.models.append(entry)
     b.log(f'  digits_mlp: top1 numpy {acc:.4f}, openvino {checked_ov["inference_precision"]} {checked_ov["top1"]:.4f}')
+
+
+def build_wine_model(b: SuiteBuilder, wine: WineSplit, ov: OpenVinoChecker) -> None:
+    train, test = wine.train, wine.test
+    classes = int(train.labels.max()) + 1
+    params = nn.init_tabular(np.random.default_rng([SEED, 5]), train.features.shape[1], CATEGORIES, classes)
+    loss = nn.train(params, nn.tabular_forward, nn.tabular_backward, train.inputs(), train.labels, np.random.default_rng([SEED, 6]),
+                    WINE_EPOCHS, WINE_LR, batch=WINE_BATCH)
+    logits = nn.tabular_forward(params, test.inputs())
+    acc = nn.accuracy(logits, test.labels)
+    # What the category input is worth: the same network with every sample's category forced to 0.
+    acc_category_0 = nn.accuracy(nn.tabular_forward(params, (test.features, np.zeros_like(test.category))), test.labels)
+    n_features, embed, hidden = train.features.shape[1], params['category.embedding'].shape[1], params['fc1.weight'].shape[0]
+    model = tabular_to_onnx(
+        params, n_features,
+        f'PBH bundled suite: wine_mlp trained in numpy on scikit-learn load_wine (stratified split, seed {SEED}, test size {TEST_SIZE}). '
+        f'Inputs: features [N,{n_features}] float32 (standardised with the train split), category [N] int64 ({CATEGORY_FEATURE} in '
+        f'{CATEGORIES} train-split quantile buckets), embedded (Gather) and concatenated with the features, then {n_features}+{embed}-{hidden}-{classes}.',
+        {'pbh.weights': 'trained', 'pbh.test_top1': f'{acc:.6f}'},
+    )
+    rel = 'models/wine_mlp.onnx'
+    full = b.save_model(rel, model)
+    reference_diff = check_reference(model, test.feeds(), logits)
+    checked_ov = ov.check_trained(full, test.feeds(), test.labels, logits)
+    entry = model_entry('wine_mlp', rel, model, family='mlp', weights='trained', framework='numpy', sparsity={'kind': 'dense', 'target': 0.0})
+    entry['training'] = {'optimizer': 'adam', 'epochs': WINE_EPOCHS, 'lr': WINE_LR, 'batch': WINE_BATCH, 'schedule': 'cosine',
+                         'final_train_loss': round(loss, 6)}
+    entry['accuracy'] = {**accuracy_entry('wine test split', acc, checked_ov, len(test.labels)),
+                         'onnx_reference_max_abs_logit_diff_vs_numpy': reference_diff,
+                         'numpy_top1_with_category_fixed_0': round(acc_category_0, 6)}
+    b.models.append(entry)
+    b.log(f'  wine_mlp: {WINE_EPOCHS} epochs Adam, loss {loss:.4f}; top1 numpy {acc:.4f} ({acc_category_0:.4f} with category fixed to 0), '
+          f'onnx reference max |logit diff| {reference_diff:.1e}, openvino {checked_ov["inference_precision"]} {checked_ov["top1"]:.4f} '
+          f'(max |logit diff| {checked_ov["max_abs_logit_diff_vs_numpy"]:.1e})')
 
 
 def build_light_models(b: SuiteBuilder, ov: OpenVinoChecker, vision_x: np.ndarray) -> None:
@@ -207,7 +244,7 @@ def build_light_models(b: SuiteBuilder, ov: OpenVinoChecker, vision_x: np.ndarra
               f'max std across inputs {check["max_std_across_inputs"]:.2e}')
 
 
-def build_datasets(b: SuiteBuilder, split: DigitsSplit, vision_x: np.ndarray) -> dict:
+def build_datasets(b: SuiteBuilder, split: DigitsSplit, wine: WineSplit, vision_x: np.ndarray) -> dict:
     images = write_digits_folder(os.path.join(b.root, 'data', 'digits'), split.test_pixels, split.test_labels)
     for path in images[:-1]:
         b.record(path, quiet=True)
@@ -220,6 +257,11 @@ def build_datasets(b: SuiteBuilder, split: DigitsSplit, vision_x: np.ndarray) ->
     b.record(b.path('data/digits_y.npy'))
     write_digits_csv(b.path('data/digits.csv'), xte, split.test_labels)
     b.record(b.path('data/digits.csv'))
+    # Named after the model inputs, so a config maps each input to the file of the same name.
+    wine_files = {'features': 'data/wine_features.npy', 'category': 'data/wine_category.npy', 'y': 'data/wine_y.npy'}
+    for key, array in (*wine.test.feeds().items(), ('y', wine.test.labels)):
+        np.save(b.path(wine_files[key]), array)
+        b.record(b.path(wine_files[key]))
     np.save(b.path('data/vision_x.npy'), vision_x)
     b.record(b.path('data/vision_x.npy'))
     return {
@@ -234,6 +276,18 @@ def build_datasets(b: SuiteBuilder, split: DigitsSplit, vision_x: np.ndarray) ->
             'npy': {'x': 'data/digits_x.npy', 'y': 'data/digits_y.npy', 'x_value': 'pixel / 16'},
             'csv': 'data/digits.csv',
         },
+        'wine': {
+            'source': 'sklearn.datasets.load_wine',
+            'split': {'test_size': TEST_SIZE, 'stratified': True, 'random_state': SEED, 'part': 'test'},
+            'samples': int(len(wine.test.labels)),
+            'train_samples': int(len(wine.train.labels)),
+            'classes': int(wine.train.labels.max()) + 1,
+            'npy': wine_files,
+            'features': {'names': wine.feature_names, 'value': '(x - train mean) / train std', 'dtype': 'float32'},
+            'category': {'feature': CATEGORY_FEATURE, 'categories': CATEGORIES, 'dtype': 'int64',
+                         'value': 'index of the train-split quantile bucket (numpy.digitize over the inner edges)',
+                         'edges': wine.category_edges},
+        },
         'vision': {'path': 'data/vision_x.npy', 'shape': list(vision_x.shape), 'dtype': 'float32',
                    'distribution': 'standard normal', 'seed': SEED, 'labels': None},
     }
@@ -245,9 +299,13 @@ def build(root: str, stamp: str, log: Log) -> None:
     log(f'digits split: {len(split.train_labels)} train / {len(split.test_labels)} test')
     ov = OpenVinoChecker()
     build_digits_models(b, split, ov)
+    wine = wine_split(SEED)
+    log(f'wine split: {len(wine.train.labels)} train / {len(wine.test.labels)} test, {len(wine.feature_names)} features + {CATEGORY_FEATURE} '
+        f'as a category of {CATEGORIES}')
+    build_wine_model(b, wine, ov)
     vision_x = synthetic_vision_inputs(SEED)
     build_light_models(b, ov, vision_x)
-    datasets = build_datasets(b, split, vision_x)
+    datasets = build_datasets(b, split, wine, vision_x)
     manifest = {
         'generator': {
             'script': 'python/generate_suite.py',

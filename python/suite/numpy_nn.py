@@ -1,7 +1,8 @@
-"""A tiny numpy CNN/MLP with hand-written forward and backward passes.
+"""A tiny numpy CNN/MLP and a two-input tabular MLP with hand-written forward and backward passes.
 
 Layouts match ONNX so export is a plain copy: activations are NCHW, Conv weights are [M, C, kh, kw],
-Gemm weights are [out, in] (exported with transB=1), Flatten after MaxPool is C-major (c, h, w).
+Gemm weights are [out, in] (exported with transB=1), Flatten after MaxPool is C-major (c, h, w),
+an embedding table is [categories, dim] (exported as the data of a Gather on axis 0).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 Params = dict[str, np.ndarray]
+# One array, or one per model input (all with the samples on axis 0).
+Inputs = np.ndarray | tuple[np.ndarray, ...]
 
 # Parameter names double as ONNX initializer names; weights (rank >= 2) are the prunable ones.
 CNN_WEIGHTS = ('conv1.weight', 'conv2.weight', 'fc1.weight', 'fc2.weight')
@@ -41,6 +44,16 @@ def init_mlp(rng: np.random.Generator, hidden: int = 128) -> Params:
         'fc1.bias': np.zeros(hidden, np.float32),
         'fc2.weight': he_normal(rng, (10, hidden)),
         'fc2.bias': np.zeros(10, np.float32),
+    }
+
+
+def init_tabular(rng: np.random.Generator, features: int, categories: int, classes: int, embed: int = 4, hidden: int = 32) -> Params:
+    return {
+        'category.embedding': (rng.standard_normal((categories, embed)) * 0.1).astype(np.float32),
+        'fc1.weight': he_normal(rng, (hidden, features + embed)),
+        'fc1.bias': np.zeros(hidden, np.float32),
+        'fc2.weight': he_normal(rng, (classes, hidden)),
+        'fc2.bias': np.zeros(classes, np.float32),
     }
 
 
@@ -142,6 +155,35 @@ def mlp_backward(p: Params, cache, dlogits: np.ndarray) -> Params:
     }
 
 
+def tabular_forward(p: Params, inputs: tuple[np.ndarray, np.ndarray], keep: bool = False):
+    """(features [N,F], category [N] int) -> logits [N,classes]: the category's embedding row joins the features."""
+    features, category = inputs
+    joined = np.concatenate([features, p['category.embedding'][category]], axis=1)
+    z1 = joined @ p['fc1.weight'].T + p['fc1.bias']
+    a1 = np.maximum(z1, 0)
+    logits = a1 @ p['fc2.weight'].T + p['fc2.bias']
+    return (logits, (features.shape[1], category, joined, z1, a1)) if keep else logits
+
+
+def tabular_backward(p: Params, cache, dlogits: np.ndarray) -> Params:
+    n_features, category, joined, z1, a1 = cache
+    dz1 = (dlogits @ p['fc2.weight']) * (z1 > 0)
+    dembedding = np.zeros_like(p['category.embedding'])
+    # add.at, not fancy-index assignment: a category that occurs twice in a batch must collect both gradients.
+    np.add.at(dembedding, category, (dz1 @ p['fc1.weight'])[:, n_features:])
+    return {
+        'fc2.weight': dlogits.T @ a1,
+        'fc2.bias': dlogits.sum(0),
+        'fc1.weight': dz1.T @ joined,
+        'fc1.bias': dz1.sum(0),
+        'category.embedding': dembedding,
+    }
+
+
+def _rows(x: Inputs, idx: np.ndarray) -> Inputs:
+    return tuple(a[idx] for a in x) if isinstance(x, tuple) else x[idx]
+
+
 def softmax_xent_grad(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
     """Mean cross-entropy and its gradient with respect to the logits."""
     shifted = logits - logits.max(axis=1, keepdims=True)
@@ -184,7 +226,7 @@ def train(
     p: Params,
     forward,
     backward,
-    x: np.ndarray,
+    x: Inputs,
     y: np.ndarray,
     rng: np.random.Generator,
     epochs: int,
@@ -197,15 +239,15 @@ def train(
     Returns the final epoch's mean training loss.
     """
     opt = Adam(lr=lr, weight_decay=1e-4)
-    steps_per_epoch = -(-len(x) // batch)
+    steps_per_epoch = -(-len(y) // batch)
     total = epochs * steps_per_epoch
     loss_sum = 0.0
     for epoch in range(epochs):
-        order = rng.permutation(len(x))
+        order = rng.permutation(len(y))
         loss_sum = 0.0
         for s in range(steps_per_epoch):
             idx = order[s * batch:(s + 1) * batch]
-            logits, cache = forward(p, x[idx], keep=True)
+            logits, cache = forward(p, _rows(x, idx), keep=True)
             loss, dlogits = softmax_xent_grad(logits, y[idx])
             loss_sum += loss
             g = backward(p, cache, dlogits)

@@ -21,16 +21,20 @@ class OpenVinoChecker:
         self._precision_property = hints.inference_precision
         self.version = ov.__version__
 
-    def run(self, path: str, batch: np.ndarray) -> np.ndarray:
+    def run(self, path: str, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        """The first output for inputs fed by name, so a model with several inputs cannot get them in the wrong order."""
         compiled = self._core.compile_model(self._core.read_model(path), 'CPU', self._config)
         executed = compiled.get_property(self._precision_property).get_type_name()
         if executed != PRECISION:
             raise AssertionError(f'{path}: OpenVINO compiled for inference precision {executed} although {PRECISION} was asked for')
-        return np.asarray(compiled({compiled.input(0): batch})[compiled.output(0)])
+        names = sorted(port.get_any_name() for port in compiled.inputs)
+        if names != sorted(feeds):
+            raise AssertionError(f'{path}: OpenVINO reads inputs {names}, the check feeds {sorted(feeds)}')
+        return np.asarray(compiled(feeds)[compiled.output(0)])
 
-    def check_trained(self, path: str, x: np.ndarray, y: np.ndarray, numpy_logits: np.ndarray) -> dict:
+    def check_trained(self, path: str, feeds: dict[str, np.ndarray], y: np.ndarray, numpy_logits: np.ndarray) -> dict:
         """Top-1 of the ONNX file under OpenVINO (f32) on the whole test split, and its largest deviation from the numpy logits."""
-        logits = self.run(path, x)
+        logits = self.run(path, feeds)
         if logits.shape != numpy_logits.shape:
             raise AssertionError(f'{path}: OpenVINO output shape {logits.shape} != numpy {numpy_logits.shape}')
         max_diff = float(np.abs(logits - numpy_logits).max())
@@ -42,9 +46,9 @@ class OpenVinoChecker:
         return {'top1': float((logits.argmax(axis=1) == y).mean()), 'max_abs_logit_diff_vs_numpy': max_diff, 'inference_precision': PRECISION}
 
     def check_random(self, path: str, inputs: np.ndarray, batches: tuple[int, ...] = (1, 4)) -> dict:
-        """Outputs must be finite, batch-size independent, and differ between different inputs (all in f32)."""
+        """Outputs of the single input `input` must be finite, batch-size independent, and differ between inputs (all in f32)."""
         results = {}
-        outs = {b: self.run(path, inputs[:b]) for b in batches}
+        outs = {b: self.run(path, {'input': inputs[:b]}) for b in batches}
         for b, out in outs.items():
             if not np.isfinite(out).all():
                 raise AssertionError(f'{path}: OpenVINO output at batch {b} has non-finite values')
