@@ -91,6 +91,8 @@ async function prepare(req: PrepareRequest): Promise<PreparedModel> {
     inputs: io.inputs,
     outputs: io.outputs,
     compileMs,
+    // The session runs any batch its graph leaves symbolic on axis 0.
+    acceptsSmallerBatch: io.inputs.every((i) => typeof i.shape[0] !== 'number'),
     facts: {
       executionProviders: sessionOpts.executionProviders,
       graphOptimizationLevel: options.graphOptimizationLevel,

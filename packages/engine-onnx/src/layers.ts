@@ -28,18 +28,18 @@ export async function readOrtProfile(dir: string, prefix: string, iterations: nu
     const name = e.data.name.slice(0, -'_kernel_time'.length);
     const row = byNode.get(name) ?? {
       name,
-      opType: e.data.args?.op_name ?? 'unknown',
-      meanNs: 0,
+      op_type: e.data.args?.op_name ?? 'unknown',
+      mean_ns: 0,
       calls: 0,
       totalUs: 0,
-      inputShapes: e.data.args?.input_type_shape !== undefined ? JSON.stringify(e.data.args.input_type_shape) : undefined,
-      outputShapes: e.data.args?.output_type_shape !== undefined ? JSON.stringify(e.data.args.output_type_shape) : undefined,
+      input_shapes: e.data.args?.input_type_shape !== undefined ? JSON.stringify(e.data.args.input_type_shape) : null,
+      output_shapes: e.data.args?.output_type_shape !== undefined ? JSON.stringify(e.data.args.output_type_shape) : null,
     };
     row.totalUs += e.data.dur;
     row.calls += 1;
     byNode.set(name, row);
   }
   return [...byNode.values()]
-    .map(({ totalUs, ...row }) => ({ ...row, meanNs: (totalUs * 1000) / iterations, calls: Math.round(row.calls / iterations) }))
-    .sort((a, b) => b.meanNs - a.meanNs);
+    .map(({ totalUs, ...row }) => ({ ...row, mean_ns: (totalUs * 1000) / iterations, calls: Math.round(row.calls / iterations) }))
+    .sort((a, b) => b.mean_ns - a.mean_ns);
 }

@@ -179,12 +179,12 @@ describe('@pbh/engine-openvino', () => {
     const model = await prepare('digits_cnn', 4);
     const layers = await model.layerProfile!({ input: x }, 5);
     expect(layers.length).toBeGreaterThan(2);
-    const conv = layers.find((l) => l.opType === 'Convolution');
+    const conv = layers.find((l) => l.op_type === 'Convolution');
     expect(conv).toBeDefined();
     expect(conv!.calls).toBe(5);
-    expect(conv!.meanNs).toBeGreaterThan(0);
+    expect(conv!.mean_ns).toBeGreaterThan(0);
     expect(conv!.outputShapes).toMatch(/^\[4,\d+,\d+,\d+\]$/);
-    expect(layers.every((l) => l.meanNs >= 0 && l.name.length > 0)).toBe(true);
+    expect(layers.every((l) => l.mean_ns >= 0 && l.name.length > 0)).toBe(true);
     // Profiling used its own compilation: the timed model still answers normally afterwards.
     expect((await model.predict({ input: x })).outputs.logits!.dims).toEqual([4, 10]);
   });

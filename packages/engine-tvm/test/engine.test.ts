@@ -137,13 +137,13 @@ describe('@pbh/engine-tvm', () => {
     expect(median(bench.iterationNs)).toBeGreaterThan(median(engine) / 5);
 
     const layers = await model.layerProfile!({ input: x }, 5);
-    const conv = layers.filter((l) => l.opType === 'conv2d');
+    const conv = layers.filter((l) => l.op_type === 'conv2d');
     expect(conv).toHaveLength(2);
     expect(conv.map((l) => l.outputShapes).sort()).toEqual(['[4,16,8,8]', '[4,32,8,8]']);
-    expect(conv.every((l) => l.calls === 5 && l.inputShapes!.startsWith('[4,'))).toBe(true);
-    expect(layers.map((l) => l.opType)).toEqual(expect.arrayContaining(['conv2d', 'max_pool2d', 'matmul']));
-    expect(layers.every((l) => l.meanNs > 0 && !l.name.startsWith('vm.builtin'))).toBe(true);
-    const total = layers.reduce((s, l) => s + l.meanNs, 0);
+    expect(conv.every((l) => l.calls === 5 && l.input_shapes!.startsWith('[4,'))).toBe(true);
+    expect(layers.map((l) => l.op_type)).toEqual(expect.arrayContaining(['conv2d', 'max_pool2d', 'matmul']));
+    expect(layers.every((l) => l.mean_ns > 0 && !l.name.startsWith('vm.builtin'))).toBe(true);
+    const total = layers.reduce((s, l) => s + l.mean_ns, 0);
     expect(total).toBeGreaterThan(median(bench.iterationNs) * 0.5);
     expect(total).toBeLessThan(median(bench.iterationNs) * 2);
     // Profiling leaves the model answering normally.

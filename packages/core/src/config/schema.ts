@@ -37,7 +37,11 @@ export const ModelSchema = z.strictObject({
     })
     .optional(),
   preprocess: z.array(PreprocessStepSchema).optional().describe('overrides the top-level preprocess for this model'),
-  input: z.string().optional().describe('model input fed from the dataset; defaults to the first input'),
+  input: z.string().optional().describe('the model input that preprocess applies to; defaults to the first input'),
+  inputs: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('model input name -> dataset field that feeds it, where names differ; every other input is fed from the field of its own name'),
 });
 export type ModelConfig = z.infer<typeof ModelSchema>;
 
@@ -100,7 +104,18 @@ export const ExperimentSchema = z.strictObject({
   warmup_batches: z.number().int().min(0).default(5),
   sessions: Positive.default(5),
   timeout_s: z.number().positive().default(300),
-  scorers: z.array(z.string()).default([]),
+  scorers: z
+    .array(
+      z.union([
+        z.string(),
+        z.strictObject({ name: z.string(), output: z.string().describe('model output the scorer reads; default: the first') }),
+      ]),
+    )
+    .default([])
+    .describe('top1, top5 (any topK), mse, mae, agreement; each reads the first output unless given {name, output}'),
+  performance_samples: Positive.optional().describe(
+    'samples resident for the timed sessions (LoadGen performance sample count), rounded down to whole batches; default: every whole batch that fits in 1 GiB of preprocessed tensors',
+  ),
   metrics: z.array(z.string()).default(['cpu_time', 'peak_memory']).describe('Performance Tracker metrics started and stopped around every session; throughput and latency are always measured'),
   reference_engine: z.string().default('onnxruntime'),
   tolerance: z.strictObject({ atol: z.number().min(0).default(1e-3), rtol: z.number().min(0).default(1e-3) }).default({ atol: 1e-3, rtol: 1e-3 }),

@@ -1,4 +1,5 @@
 import type { ExecutedPrecision, Precision } from './precision.js';
+import type { LayerTiming } from './profile.js';
 import type { Tensor, TensorMap, TensorSpec } from './tensor.js';
 
 export type Availability =
@@ -33,15 +34,7 @@ export interface PredictResult {
   engineNs?: bigint;
 }
 
-export interface LayerTiming {
-  name: string;
-  opType: string;
-  /** Mean time per iteration in nanoseconds. */
-  meanNs: number;
-  calls: number;
-  inputShapes?: string;
-  outputShapes?: string;
-}
+export type { LayerTiming } from './profile.js';
 
 export interface MemorySample {
   /** Resident set size of the process that runs the model. */
@@ -66,6 +59,20 @@ export interface PreparedModel {
   /** The precision the runtime executes, read back from it; absent means the engine cannot tell. */
   precision?: ExecutedPrecision;
   predict(batch: TensorMap): Promise<PredictResult>;
+  /** Whether predict accepts fewer rows than the prepared batch size (a dynamic batch axis); else the harness pads. */
+  acceptsSmallerBatch?: boolean;
+  /**
+   * Resident samples (LoadGen's query sample library, LoadSamplesToRam): preprocessed batches moved into the
+   * runtime's process before anything is timed, replacing any loaded earlier. Engines whose runtime lives in another
+   * process implement it with runResident, so the time per batch is measured where the runtime lives and no tensor
+   * crosses a pipe inside a timed session; in-process engines need neither (the harness keeps the batches).
+   */
+  loadResident?(batches: TensorMap[]): Promise<void>;
+  /**
+   * Runs resident batch `index` (no outputs come back: scoring is a separate pass). engineNs is measured in the
+   * runtime's process around the runtime's call, wrapping inputs and outputs as a deployment does.
+   */
+  runResident?(index: number): Promise<{ engineNs: bigint }>;
   layerProfile?(batch: TensorMap, iterations: number): Promise<LayerTiming[]>;
   /** Peak/current memory of the process that runs the model, when it is not the harness process. */
   memory?(): Promise<MemorySample>;

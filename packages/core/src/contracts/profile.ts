@@ -19,7 +19,13 @@ export const StatsSchema = z.object({
 });
 export type Stats = z.infer<typeof StatsSchema>;
 
-export const BoundarySchema = z.enum(['engine', 'predict', 'end_to_end', 'model_only']);
+/**
+ * Timing boundaries, each saying what a latency covers: `engine` is measured in the runtime's process around its call
+ * (inputs and outputs wrapped as a deployment does) and is the headline; `predict` is the harness's call, IPC included;
+ * `transport` is predict - engine per batch (the pipe to a worker, or the in-process call); `end_to_end` is
+ * preprocess + predict; `model_only` is a native runtime's own loop on one resident input.
+ */
+export const BoundarySchema = z.enum(['engine', 'predict', 'transport', 'end_to_end', 'model_only']);
 export type Boundary = z.infer<typeof BoundarySchema>;
 
 
@@ -64,15 +70,20 @@ export const SessionResultSchema = z.object({
 });
 export type SessionResult = z.infer<typeof SessionResultSchema>;
 
-export const LayerRowSchema = z.object({
+/** One layer's (kernel's) time as a runtime's profiler reports it. */
+export const LayerTimingSchema = z.object({
   name: z.string(),
   op_type: z.string(),
+  /** Mean time per iteration in nanoseconds. */
   mean_ns: z.number(),
   calls: z.number().int(),
-  share: z.number(),
-  input_shapes: z.string().nullable(),
-  output_shapes: z.string().nullable(),
+  input_shapes: z.string().nullable().default(null),
+  output_shapes: z.string().nullable().default(null),
 });
+export type LayerTiming = z.input<typeof LayerTimingSchema>;
+
+/** A layer in the Profile: its timing and its share of the summed layer time. */
+export const LayerRowSchema = LayerTimingSchema.extend({ share: z.number() });
 export type LayerRow = z.infer<typeof LayerRowSchema>;
 
 export const SystemInfoSchema = z.object({
@@ -141,7 +152,12 @@ export const ProfileSchema = z.object({
     batch_size: z.number().int(),
     warmup_batches: z.number().int(),
     sessions: z.number().int(),
+    /** Samples each timed session ran: the resident performance set (whole batches). */
     samples_per_session: z.number().int(),
+    /** Samples the accuracy pass scored: every sample of the dataset, at every batch size. */
+    samples_scored: z.number().int().default(0),
+    /** How the accuracy pass ran a last batch smaller than the batch size: at its own size, or padded and cut. */
+    last_batch: z.enum(['none', 'dynamic', 'padded']).nullable().default(null),
     threads: z.number().int().nullable(),
     scenario: z.string(),
     seed: z.number().int(),
@@ -157,8 +173,17 @@ export const ProfileSchema = z.object({
       precision: PrecisionSchema.nullable().default(null),
       tolerance_rule: z.string().default('config tolerance'),
       passed: z.boolean(),
+      /** Every output compared on its own. */
+      outputs: z
+        .array(z.object({ name: z.string(), max_abs_error: z.number(), max_rel_error: z.number(), passed: z.boolean() }))
+        .default([]),
     })
     .nullable(),
+  /**
+   * The boundary throughput, the latency percentiles the leaderboard ranks and the site prints are computed from:
+   * `engine` (measured where the runtime lives) whenever the engine reports it, else `predict`.
+   */
+  headline_boundary: z.enum(['engine', 'predict']).nullable().default(null),
   throughput: StatsSchema.nullable(),
   latency: z.partialRecord(BoundarySchema, StatsSchema),
   metrics: z.record(z.string(), z.number()),

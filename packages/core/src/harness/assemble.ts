@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LayerTiming } from '../contracts/engine.js';
-import type { Boundary, LayerRow, Profile, Stats } from '../contracts/profile.js';
+import { LayerTimingSchema, type Boundary, type LayerRow, type Profile, type Stats } from '../contracts/profile.js';
 import type { Cell } from '../config/keys.js';
 import { summarize } from '../stats/summary.js';
 import type { SweepContext } from './context.js';
@@ -45,11 +45,14 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
       warmup_batches: exp.warmup_batches,
       sessions: exp.sessions,
       samples_per_session: 0,
+      samples_scored: 0,
+      last_batch: null,
       threads: null,
       scenario: 'offline',
       seed: exp.seed,
     },
     correctness: null,
+    headline_boundary: null,
     throughput: null,
     latency: {},
     metrics: {},
@@ -66,16 +69,9 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
 }
 
 function layerRows(layers: LayerTiming[]): LayerRow[] {
-  const totalNs = layers.reduce((a, l) => a + l.meanNs, 0);
-  return layers.map((l) => ({
-    name: l.name,
-    op_type: l.opType,
-    mean_ns: l.meanNs,
-    calls: l.calls,
-    share: totalNs > 0 ? l.meanNs / totalNs : 0,
-    input_shapes: l.inputShapes ?? null,
-    output_shapes: l.outputShapes ?? null,
-  }));
+  const timings = layers.map((l) => LayerTimingSchema.parse(l));
+  const totalNs = timings.reduce((a, l) => a + l.mean_ns, 0);
+  return timings.map((l) => ({ ...l, share: totalNs > 0 ? l.mean_ns / totalNs : 0 }));
 }
 
 /** The assemble phase: statistics per session and across sessions, raw samples, metrics, scores, FLOP/s, layers. */
@@ -92,6 +88,7 @@ export function assembleProfile(ctx: SweepContext, plan: CellPlan, m: Measuremen
     m.modelOnlyNs.forEach((ns, i) => profile.samples.push({ session: -1, batch: i, boundary: 'model_only', ns }));
   }
   profile.latency = latency;
+  profile.headline_boundary = loop.headline;
   profile.sessions = loop.sessions;
   profile.throughput = summarize(loop.sessions.map((s) => s.throughput_sps));
   profile.metrics = aggregateMetrics(loop.metricValues);
@@ -99,8 +96,12 @@ export function assembleProfile(ctx: SweepContext, plan: CellPlan, m: Measuremen
     profile.metrics.worker_peak_rss_mb = m.memory.rssBytes / 2 ** 20;
     if (m.memory.deviceBytes !== undefined) profile.metrics.device_peak_mb = m.memory.deviceBytes / 2 ** 20;
   }
+  profile.workload.samples_scored = m.accuracy.samples;
+  profile.workload.last_batch = m.accuracy.lastBatch;
   profile.scores = plan.scorers.flatMap((s, k) =>
-    s.reduce(loop.scores[k]!).map((r) => ({ metric: r.metric, value: r.value, samples: r.samples, higher_is_better: r.higherIsBetter })),
+    s.scorer
+      .reduce(m.accuracy.scores[k]!)
+      .map((r) => ({ metric: `${r.metric}${s.metricSuffix}`, value: r.value, samples: r.samples, higher_is_better: r.higherIsBetter })),
   );
   if (plan.cell.model.weights !== 'trained') {
     // Accuracy of random weights means nothing; agreement with the reference engine still does.

@@ -9,13 +9,15 @@ export function concreteSpec(spec: TensorSpec, batchSize: number, sample?: Tenso
   };
 }
 
-/** Checks a preprocessed batch against the model input and says what to change when it does not fit. */
-export function checkFit(x: Tensor, spec: TensorSpec, batchSize: number, preprocess: string[]): void {
+/**
+ * Checks one input's first batch against the model input and says what to change when it does not fit, naming the
+ * model (`who`), the input, and where the data came from (`where`: the dataset field, preprocessed or as stored).
+ */
+export function checkFit(x: Tensor, spec: TensorSpec, batchSize: number, who: string, where: string): void {
   const want = concreteSpec(spec, batchSize, x).shape;
-  const where = `dataset batch (after preprocess: ${preprocess.join(', ') || 'none'})`;
   if (x.dtype !== spec.dtype) {
     throw new DatasetError(
-      `${where} has dtype ${x.dtype} but model input "${spec.name}" takes ${spec.dtype}; add {dtype: ${spec.dtype}} to preprocess or regenerate the data as ${spec.dtype}.`,
+      `${where} has dtype ${x.dtype} but ${who} input "${spec.name}" takes ${spec.dtype}; add {dtype: ${spec.dtype}} to preprocess (preprocessed input) or store the data as ${spec.dtype}.`,
     );
   }
   const fits = x.dims.length === want.length && want.every((d, i) => typeof d !== 'number' || d === x.dims[i]);
@@ -27,7 +29,7 @@ export function checkFit(x: Tensor, spec: TensorSpec, batchSize: number, preproc
           ? ' Resize/crop the data or pick the matching model.'
           : ' The number of axes differs: check the dataset arrays against the model input.';
     throw new DatasetError(
-      `${where} has shape [${x.dims.join(', ')}] but model input "${spec.name}" takes [${spec.shape.map((d) => d ?? '?').join(', ')}] (here [${want.join(', ')}]).${hint}`,
+      `${where} has shape [${x.dims.join(', ')}] but ${who} input "${spec.name}" takes [${spec.shape.map((d) => d ?? '?').join(', ')}] (here [${want.join(', ')}]).${hint}`,
     );
   }
 }

@@ -1,8 +1,6 @@
-import type { Dataset, Preprocessor } from '../contracts/dataset.js';
 import type { PreparedModel } from '../contracts/engine.js';
 import type { MetricContext, MetricValue } from '../contracts/metric.js';
 import type { Boundary, SessionResult } from '../contracts/profile.js';
-import type { BatchScore, Scorer } from '../contracts/scorer.js';
 import type { TensorMap } from '../contracts/tensor.js';
 import { summarize } from '../stats/summary.js';
 import type { Deadline } from './deadline.js';
@@ -10,17 +8,13 @@ import { PerformanceTracker } from './tracker.js';
 
 export interface LoopPlan {
   prepared: PreparedModel;
-  dataset: Dataset;
-  preprocessor: Preprocessor;
-  inputName: string;
-  outputName: string;
+  /** The performance set: preprocessed batches, resident before anything is timed. */
+  resident: TensorMap[];
+  /** Preprocessing time of each resident batch, measured when it was made. */
+  preprocessNs: Float64Array;
   batchSize: number;
-  batches: number;
   warmupBatches: number;
   sessions: number;
-  scorers: Scorer[];
-  /** Reference engine outputs per batch index, computed before the loop, for scorers that compare against them. */
-  references?: TensorMap[];
   tracker: PerformanceTracker;
   metricContext: MetricContext;
   deadline: Deadline;
@@ -33,82 +27,71 @@ export interface LoopResult {
   sessions: SessionResult[];
   /** What each session's tracker reported, with each value's declared aggregation. */
   metricValues: MetricValue[][];
-  /** Raw per-batch ns per boundary, session-major; `engine` is empty when the engine does not report its time. */
+  /** Raw per-batch ns per boundary, session-major; `engine` and `transport` are empty when the engine reports no time. */
   raw: Record<TimedBoundary, Float64Array>;
-  scores: BatchScore[][];
+  /** The boundary throughput and the ranked latencies are computed from. */
+  headline: 'engine' | 'predict';
 }
 
 const now = process.hrtime.bigint;
 
 /**
- * The unified loop (DESIGN.md, Algorithm 1): warmup, then S sessions over the same batches, each inside the
- * tracker. Per batch, preprocess and predict are timed (ns, hrtime). Session 1 keeps its outputs, and scoring runs
- * on them after that session's tracker has stopped: no scorer runs inside a timed session.
+ * The unified loop (DESIGN.md, Algorithm 1), LoadGen's performance mode: the performance set is resident before
+ * timing (in the runtime's process when the engine takes resident samples), warmup queries, then S sessions over it,
+ * each inside the tracker. Per query: `predict` is the harness's call, `engine` the time the runtime's process
+ * measured around the runtime's call, `transport` their difference. No tensor is made, copied or scored inside a
+ * session: scoring is a separate pass (score.ts).
  */
 export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
-  const { prepared, dataset, preprocessor, batchSize: B, batches, deadline } = plan;
-  for (let w = 0; w < plan.warmupBatches; w++) {
-    const x = preprocessor.apply(dataset.read((w % batches) * B, B));
-    await deadline.run(prepared.predict({ [plan.inputName]: x }));
-  }
-  const total = batches * plan.sessions;
-  const raw = { engine: new Float64Array(total), predict: new Float64Array(total), end_to_end: new Float64Array(total) };
+  const { prepared, resident, deadline, batchSize: B } = plan;
+  const K = resident.length;
+  const inWorker = prepared.loadResident && prepared.runResident ? prepared.runResident.bind(prepared) : undefined;
+  if (inWorker) await deadline.run(prepared.loadResident!(resident));
+  const query: (b: number) => Promise<{ engineNs?: bigint }> = inWorker ?? ((b) => prepared.predict(resident[b]!));
+  for (let w = 0; w < plan.warmupBatches; w++) await deadline.run(query(w % K));
+  const total = K * plan.sessions;
+  const raw = {
+    engine: new Float64Array(total),
+    predict: new Float64Array(total),
+    transport: new Float64Array(total),
+    end_to_end: new Float64Array(total),
+  };
   let hasEngine = true;
   const sessions: SessionResult[] = [];
   const metricValues: MetricValue[][] = [];
-  const kept: TensorMap[] = [];
   for (let s = 0; s < plan.sessions; s++) {
     plan.onSession?.(s);
-    const offset = s * batches;
+    const offset = s * K;
     await plan.tracker.start(plan.metricContext);
     const wallStart = now();
-    for (let b = 0; b < batches; b++) {
+    for (let b = 0; b < K; b++) {
       deadline.check();
-      const rawBatch = dataset.read(b * B, B);
-      const t0 = now();
-      const x = preprocessor.apply(rawBatch);
       const t1 = now();
-      const result = await deadline.race(prepared.predict({ [plan.inputName]: x }));
+      const result = await deadline.race(query(b));
       const t2 = now();
-      raw.predict[offset + b] = Number(t2 - t1);
-      raw.end_to_end[offset + b] = Number(t2 - t0);
+      const predictNs = Number(t2 - t1);
+      raw.predict[offset + b] = predictNs;
+      raw.end_to_end[offset + b] = plan.preprocessNs[b]! + predictNs;
       if (result.engineNs === undefined) hasEngine = false;
       else raw.engine[offset + b] = Number(result.engineNs);
-      if (s === 0) kept.push(result.outputs);
     }
     const wallNs = Number(now() - wallStart);
-    const values = await plan.tracker.stop(plan.metricContext);
-    metricValues.push(values);
-    const slice = (a: Float64Array): Float64Array => a.subarray(offset, offset + batches);
-    const predictSum = slice(raw.predict).reduce((a, v) => a + v, 0);
-    const latency: SessionResult['latency'] = {
-      predict: summarize(slice(raw.predict)),
-      end_to_end: summarize(slice(raw.end_to_end)),
-    };
-    if (hasEngine) latency.engine = summarize(slice(raw.engine));
-    sessions.push({
-      index: s,
-      batches,
-      samples: batches * B,
-      wall_ns: wallNs,
-      throughput_sps: (batches * B * 1e9) / predictSum,
-      latency,
-      metrics: Object.fromEntries(values.map((v) => [v.name, v.value])),
-    });
+    metricValues.push(await plan.tracker.stop(plan.metricContext));
+    sessions.push({ index: s, batches: K, samples: K * B, wall_ns: wallNs, throughput_sps: 0, latency: {}, metrics: {} });
   }
-  if (!hasEngine) raw.engine = new Float64Array(0);
-  return { sessions, metricValues, raw, scores: scoreOutputs(plan, kept) };
-}
-
-/** Scores session 1's outputs batch by batch (later sessions repeat identical batches). */
-function scoreOutputs(plan: LoopPlan, outputs: TensorMap[]): BatchScore[][] {
-  const references = plan.references ?? [];
-  return plan.scorers.map((scorer) =>
-    outputs.map((out, b) =>
-      scorer.score(out, plan.dataset.read(b * plan.batchSize, plan.batchSize).labels, {
-        outputName: plan.outputName,
-        reference: scorer.needsReference ? references[b] : undefined,
-      }),
-    ),
-  );
+  if (hasEngine) for (let i = 0; i < total; i++) raw.transport[i] = raw.predict[i]! - raw.engine[i]!;
+  else {
+    raw.engine = new Float64Array(0);
+    raw.transport = new Float64Array(0);
+  }
+  const headline = hasEngine ? 'engine' : 'predict';
+  for (const [s, session] of sessions.entries()) {
+    const slice = (a: Float64Array): Float64Array => a.subarray(s * K, (s + 1) * K);
+    for (const boundary of Object.keys(raw) as TimedBoundary[]) {
+      if (raw[boundary].length) session.latency[boundary] = summarize(slice(raw[boundary]));
+    }
+    session.throughput_sps = (K * B * 1e9) / slice(raw[headline]).reduce((a, v) => a + v, 0);
+    session.metrics = Object.fromEntries(metricValues[s]!.map((v) => [v.name, v.value]));
+  }
+  return { sessions, metricValues, raw, headline };
 }

@@ -5,10 +5,12 @@ import type { SweepContext } from './context.js';
 import type { Deadline } from './deadline.js';
 import { runLoop, type LoopResult } from './loop.js';
 import type { CellPlan } from './plan.js';
+import { scoreAll, type AccuracyPass } from './score.js';
 import { PerformanceTracker } from './tracker.js';
 
 export interface Measurement {
   loop: LoopResult;
+  accuracy: AccuracyPass;
   /** The engine's own timing loop on a resident input (no IPC), per iteration ns. */
   modelOnlyNs: number[] | null;
   memory: MemorySample | null;
@@ -18,45 +20,58 @@ export interface Measurement {
 /** Longest the model-only bench may take: the sessions already measured the same model. */
 const MODEL_ONLY_BUDGET_NS = 5e9;
 
-/** The measure phase: warmup and the tracked sessions, then outside any tracker the model-only bench and layers. */
+const now = process.hrtime.bigint;
+
+/** The performance set, preprocessed in TypeScript before anything is timed, each batch's preprocessing timed. */
+function residentBatches(plan: CellPlan): { resident: TensorMap[]; preprocessNs: Float64Array } {
+  const resident: TensorMap[] = [];
+  const preprocessNs = new Float64Array(plan.batches);
+  for (let b = 0; b < plan.batches; b++) {
+    const raw = plan.dataset.read(b * plan.batchSize, plan.batchSize);
+    const t0 = now();
+    resident.push(plan.feeder.feed(raw));
+    preprocessNs[b] = Number(now() - t0);
+  }
+  return { resident, preprocessNs };
+}
+
+/**
+ * The measure phase: the resident performance set, warmup and the tracked sessions; then, outside any tracker, the
+ * accuracy pass over every sample, the model-only bench and the layer profile.
+ */
 export async function measureCell(ctx: SweepContext, plan: CellPlan, model: PreparedModel, references: TensorMap[], deadline: Deadline): Promise<Measurement> {
   const exp = ctx.loaded.experiment;
   ctx.onProgress?.({ kind: 'phase', phase: 'measure' });
   const pid = model.pid?.() ?? process.pid;
   const loop = await runLoop({
     prepared: model,
-    dataset: plan.dataset,
-    preprocessor: plan.preprocessor,
-    inputName: plan.inputName,
-    outputName: plan.outputName,
+    ...residentBatches(plan),
     batchSize: plan.batchSize,
-    batches: plan.batches,
     warmupBatches: exp.warmup_batches,
     sessions: exp.sessions,
-    scorers: plan.scorers,
-    references,
     tracker: new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m))),
     metricContext: { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) },
     deadline,
     onSession: (index) => ctx.onProgress?.({ kind: 'session', index, of: exp.sessions }),
   });
-  const feed = { [plan.inputName]: plan.firstBatch };
+  ctx.onProgress?.({ kind: 'phase', phase: 'score' });
+  const accuracy = await scoreAll(plan, model, references, deadline);
   let modelOnlyNs: number[] | null = null;
   if (model.bench) {
     ctx.onProgress?.({ kind: 'phase', phase: 'model-only bench' });
     // As many iterations as a session has batches (at least 10), within the budget: an untuned compiler can take
     // seconds per batch.
-    const predict = loop.raw.predict;
-    const perBatchNs = predict.reduce((a, v) => a + v, 0) / Math.max(1, predict.length);
+    const timed = loop.raw[loop.headline];
+    const perBatchNs = timed.reduce((a, v) => a + v, 0) / Math.max(1, timed.length);
     const budget = perBatchNs > 0 ? Math.floor(MODEL_ONLY_BUDGET_NS / perBatchNs) : Infinity;
     const iterations = Math.max(3, Math.min(Math.max(10, plan.batches), budget));
-    modelOnlyNs = (await deadline.run(model.bench(feed, iterations))).iterationNs;
+    modelOnlyNs = (await deadline.run(model.bench(plan.firstBatch, iterations))).iterationNs;
   }
   const memory = model.memory ? await deadline.run(model.memory()) : null;
   let layers: LayerTiming[] = [];
   if (exp.layer_profile.enabled && model.layerProfile) {
     ctx.onProgress?.({ kind: 'phase', phase: 'layer profile' });
-    layers = await deadline.run(model.layerProfile(feed, exp.layer_profile.iterations));
+    layers = await deadline.run(model.layerProfile(plan.firstBatch, exp.layer_profile.iterations));
   }
-  return { loop, modelOnlyNs, memory, layers };
+  return { loop, accuracy, modelOnlyNs, memory, layers };
 }

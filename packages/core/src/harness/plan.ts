@@ -1,16 +1,18 @@
 import path from 'node:path';
-import type { Dataset, Preprocessor } from '../contracts/dataset.js';
+import type { Dataset } from '../contracts/dataset.js';
 import type { Engine } from '../contracts/engine.js';
 import { precisionOfDtypes, type Precision } from '../contracts/precision.js';
 import type { ModelFacts } from '../contracts/profile.js';
 import type { Scorer } from '../contracts/scorer.js';
-import type { Tensor, TensorSpec } from '../contracts/tensor.js';
+import type { TensorMap, TensorSpec } from '../contracts/tensor.js';
 import type { Cell } from '../config/keys.js';
-import { buildPreprocessor } from '../dataset/preprocess.js';
+import type { Experiment } from '../config/schema.js';
 import { modelFactsOnce, modelPath, probeOnce, type SweepContext } from './context.js';
 import { CellConfigError, EngineUnavailableError } from './errors.js';
+import { bindInputs, type Feeder } from './feeds.js';
 import { checkFit, concreteSpec } from './fit.js';
 import type { Profile } from '../contracts/profile.js';
+import type { Registry } from '../plugins/registry.js';
 
 /** Everything a cell needs once it is known to be runnable: the outcome of the plan phase. */
 export interface CellPlan {
@@ -22,16 +24,15 @@ export interface CellPlan {
   modelPath: string;
   workDir: string;
   dataset: Dataset;
-  preprocessor: Preprocessor;
-  inputName: string;
-  outputName: string;
+  feeder: Feeder;
   /** Input specs with symbolic dims resolved, as the harness feeds them. */
   inputs: TensorSpec[];
   batchSize: number;
-  /** Whole batches per session (drop-last: compiled engines have a fixed batch). */
+  /** Whole batches in the performance set, the resident samples every timed session runs. */
   batches: number;
-  firstBatch: Tensor;
-  scorers: Scorer[];
+  /** The feeds of the first batch: the gate's input, the model-only bench's and the layer profile's. */
+  firstBatch: TensorMap;
+  scorers: { scorer: Scorer; output: string; metricSuffix: string }[];
   precision: { model: Precision; requested: Precision };
 }
 
@@ -56,6 +57,34 @@ function resolvePrecision(engine: Engine, cell: Cell, facts: ModelFacts): CellPl
   return { model, requested };
 }
 
+/** Default ceiling of the performance set's preprocessed tensors. */
+const RESIDENT_BYTES = 1 << 30;
+
+/** Whole batches in the performance set: `performance_samples`, else as many as fit in RESIDENT_BYTES, at least one. */
+function performanceBatches(exp: Experiment, size: number, batch: number, first: TensorMap): number {
+  const whole = Math.floor(size / batch);
+  const bytesPerBatch = Object.values(first).reduce((a, t) => a + t.data.byteLength, 0);
+  const wanted = exp.performance_samples !== undefined ? Math.floor(exp.performance_samples / batch) : Math.floor(RESIDENT_BYTES / Math.max(1, bytesPerBatch));
+  return Math.max(1, Math.min(whole, wanted));
+}
+
+/** Each configured scorer with the output it reads (named, else the first) and the suffix its metric then carries. */
+function planScorers(exp: Experiment, registry: Registry, facts: ModelFacts, cell: Cell, dataset: Dataset): CellPlan['scorers'] {
+  const outputs = facts.outputs.map((o) => o.name);
+  return exp.scorers.map((entry, i) => {
+    const name = typeof entry === 'string' ? entry : entry.name;
+    const output = typeof entry === 'string' ? outputs[0] ?? 'output' : entry.output;
+    if (!outputs.includes(output) && outputs.length > 0) {
+      throw new CellConfigError(`scorers[${i}].output: model "${cell.model.name}" has no output "${output}"; its outputs are ${outputs.join(', ')}.`);
+    }
+    const scorer = registry.scorer(name);
+    if (scorer.needsLabels && !dataset.hasLabels) {
+      throw new CellConfigError(`scorer ${scorer.name} needs labels, but dataset ${dataset.name} has none; remove it from scorers or add labels.`);
+    }
+    return { scorer, output, metricSuffix: typeof entry === 'string' ? '' : `@${output}` };
+  });
+}
+
 /** The plan phase: validates the cell, probes the engine, analyses the model and checks the data fits it. */
 export async function planCell(ctx: SweepContext, cell: Cell, profile: Profile): Promise<CellPlan> {
   const exp = ctx.loaded.experiment;
@@ -78,28 +107,22 @@ export async function planCell(ctx: SweepContext, cell: Cell, profile: Profile):
   const precision = resolvePrecision(engine, cell, facts);
   if (ctx.dataset instanceof Error) throw ctx.dataset;
   const dataset = ctx.dataset;
-  const inputName = cell.model.input ?? facts.inputs[0]?.name;
-  const inputSpec = facts.inputs.find((i) => i.name === inputName);
-  if (!inputName || !inputSpec) {
-    throw new CellConfigError(`model "${cell.model.name}" has no input "${inputName}"; its inputs are ${facts.inputs.map((i) => i.name).join(', ')}.`);
-  }
-  const datasetInput = dataset.inputNames.includes(inputName) ? inputName : dataset.inputNames[0]!;
-  const preprocessor = buildPreprocessor(cell.model.preprocess ?? exp.preprocess, datasetInput);
+  const feeder = bindInputs(cell.model, facts, dataset, cell.model.preprocess ?? exp.preprocess);
   const B = cell.batchSize;
-  const batches = Math.floor(dataset.size / B);
-  if (batches === 0) {
+  if (dataset.size < B) {
     throw new CellConfigError(`dataset ${dataset.name} has ${dataset.size} samples, fewer than batch size ${B}; use a smaller batch size or more data.`);
   }
+  const firstBatch = feeder.feed(dataset.read(0, B));
+  for (const b of feeder.bindings) {
+    const where = b.preprocessed
+      ? `dataset ${dataset.name} field "${b.field}" after preprocess (${feeder.preprocessSteps.join(', ') || 'none'})`
+      : `dataset ${dataset.name} field "${b.field}" (fed as stored)`;
+    checkFit(firstBatch[b.input.name]!, b.input, B, `model "${cell.model.name}"`, where);
+  }
+  const batches = performanceBatches(exp, dataset.size, B, firstBatch);
   profile.dataset.samples = dataset.size;
   profile.workload.samples_per_session = batches * B;
-  const firstBatch = preprocessor.apply(dataset.read(0, B));
-  checkFit(firstBatch, inputSpec, B, preprocessor.describe());
-  const scorers = exp.scorers.map((s) => ctx.registry.scorer(s));
-  for (const s of scorers) {
-    if (s.needsLabels && !dataset.hasLabels) {
-      throw new CellConfigError(`scorer ${s.name} needs labels, but dataset ${dataset.name} has none; remove it from scorers or add labels.`);
-    }
-  }
+  const scorers = planScorers(exp, ctx.registry, facts, cell, dataset);
   return {
     cell,
     engine,
@@ -108,10 +131,8 @@ export async function planCell(ctx: SweepContext, cell: Cell, profile: Profile):
     modelPath: modelPath(ctx, cell.model),
     workDir: path.join(ctx.workRoot, cell.key),
     dataset,
-    preprocessor,
-    inputName,
-    outputName: facts.outputs[0]?.name ?? 'output',
-    inputs: facts.inputs.map((i) => concreteSpec(i, B, i.name === inputName ? firstBatch : undefined)),
+    feeder,
+    inputs: facts.inputs.map((i) => concreteSpec(i, B, firstBatch[i.name])),
     batchSize: B,
     batches,
     firstBatch,

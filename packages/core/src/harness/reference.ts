@@ -1,16 +1,17 @@
-import type { Dataset, Preprocessor } from '../contracts/dataset.js';
+import type { Dataset } from '../contracts/dataset.js';
 import type { PreparedModel } from '../contracts/engine.js';
 import type { Precision } from '../contracts/precision.js';
 import type { TensorMap, TensorSpec } from '../contracts/tensor.js';
 import type { ModelConfig } from '../config/schema.js';
 import type { Registry } from '../plugins/registry.js';
+import { predictRows } from './batching.js';
+import type { Feeder } from './feeds.js';
 
 export interface ReferenceKey {
   modelPath: string;
   model: ModelConfig;
   batchSize: number;
-  inputName: string;
-  preprocessor: Preprocessor;
+  feeder: Feeder;
   dataset: Dataset;
   /** Input specs with symbolic dims resolved. */
   inputs: TensorSpec[];
@@ -19,9 +20,9 @@ export interface ReferenceKey {
 }
 
 /**
- * Outputs of the reference engine (default options) per (model, batch size, batch index), computed on demand and
- * cached for the sweep, so the correctness gate and the agreement scorer never time the reference. The harness
- * releases the prepared reference before each measurement; cached outputs make a second prepare rare.
+ * Outputs of the reference engine (default options) per (model, batch size, rows [start, start+rows)), computed on
+ * demand and cached for the sweep, so the correctness gate and the agreement scorer never time the reference. The
+ * harness releases the prepared reference before each measurement; cached outputs make a second prepare rare.
  */
 export class ReferenceOutputs {
   private readonly outputs = new Map<string, Map<number, TensorMap>>();
@@ -55,19 +56,18 @@ export class ReferenceOutputs {
     return prepared;
   }
 
-  async batch(key: ReferenceKey, index: number): Promise<TensorMap> {
-    const id = `${key.modelPath}\0${key.batchSize}`;
+  async rows(key: ReferenceKey, start: number, rows: number): Promise<TensorMap> {
+    const id = `${key.modelPath}\0${key.model.name}\0${key.batchSize}`;
     let cache = this.outputs.get(id);
     if (!cache) {
       cache = new Map();
       this.outputs.set(id, cache);
     }
-    const hit = cache.get(index);
+    const hit = cache.get(start);
     if (hit) return hit;
     const prepared = await this.preparedFor(key, id);
-    const x = key.preprocessor.apply(key.dataset.read(index * key.batchSize, key.batchSize));
-    const { outputs } = await prepared.predict({ [key.inputName]: x });
-    cache.set(index, outputs);
+    const outputs = await predictRows(prepared, key.feeder.feed(key.dataset.read(start, rows)), rows, key.batchSize);
+    cache.set(start, outputs);
     return outputs;
   }
 

@@ -7,6 +7,7 @@ import type { Deadline } from './deadline.js';
 import { InvalidOutputError } from './errors.js';
 import type { CellPlan } from './plan.js';
 import type { ReferenceKey } from './reference.js';
+import { accuracyBatches } from './score.js';
 import { toleranceFor } from './tolerance.js';
 
 function referenceKey(plan: CellPlan): ReferenceKey {
@@ -14,8 +15,7 @@ function referenceKey(plan: CellPlan): ReferenceKey {
     modelPath: plan.modelPath,
     model: plan.cell.model,
     batchSize: plan.batchSize,
-    inputName: plan.inputName,
-    preprocessor: plan.preprocessor,
+    feeder: plan.feeder,
     dataset: plan.dataset,
     inputs: plan.inputs,
     precision: plan.precision.model,
@@ -23,15 +23,15 @@ function referenceKey(plan: CellPlan): ReferenceKey {
 }
 
 /**
- * The correctness gate: every engine but the reference answers the first batch, compared with the reference
- * engine's outputs within a tolerance that follows the executed precision. A wrong answer is never timed.
+ * The correctness gate: every engine but the reference answers the first batch, every output compared with the
+ * reference engine's within a tolerance that follows the executed precision. A wrong answer is never timed.
  */
 export async function verifyCell(ctx: SweepContext, plan: CellPlan, model: PreparedModel, profile: Profile, deadline: Deadline): Promise<void> {
   const exp = ctx.loaded.experiment;
   if (plan.engine.name === exp.reference_engine) return;
   ctx.onProgress?.({ kind: 'phase', phase: 'verify' });
-  const expected = await deadline.run(ctx.reference.batch(referenceKey(plan), 0));
-  const got = await deadline.run(model.predict({ [plan.inputName]: plan.firstBatch }));
+  const expected = await deadline.run(ctx.reference.rows(referenceKey(plan), 0, plan.batchSize));
+  const got = await deadline.run(model.predict(plan.firstBatch));
   const executed = profile.engine.precision?.executed ?? plan.precision.requested;
   const tol = toleranceFor(executed, exp.tolerance, expected);
   const cmp = compareOutputs(got.outputs, expected, tol.atol, tol.rtol);
@@ -44,6 +44,7 @@ export async function verifyCell(ctx: SweepContext, plan: CellPlan, model: Prepa
     precision: tol.precision,
     tolerance_rule: tol.rule,
     passed: cmp.passed,
+    outputs: cmp.outputs.map((o) => ({ name: o.name, max_abs_error: o.maxAbsError, max_rel_error: o.maxRelError, passed: o.passed })),
   };
   if (!cmp.passed) {
     throw new InvalidOutputError(
@@ -53,13 +54,15 @@ export async function verifyCell(ctx: SweepContext, plan: CellPlan, model: Prepa
 }
 
 /**
- * Reference outputs for scorers that compare against them, computed now, and the reference engine released, so
- * that neither its runs nor its idle thread pool and memory are inside the measured sessions.
+ * Reference outputs for scorers that compare against them, one per accuracy-pass batch, computed now, and the
+ * reference engine released, so that neither its runs nor its idle thread pool and memory are inside measured sessions.
  */
 export async function referenceOutputs(ctx: SweepContext, plan: CellPlan, deadline: Deadline): Promise<TensorMap[]> {
   const references: TensorMap[] = [];
-  if (plan.scorers.some((s) => s.needsReference)) {
-    for (let b = 0; b < plan.batches; b++) references.push(await deadline.run(ctx.reference.batch(referenceKey(plan), b)));
+  if (plan.scorers.some((s) => s.scorer.needsReference)) {
+    for (const { start, rows } of accuracyBatches(plan.dataset.size, plan.batchSize)) {
+      references.push(await deadline.run(ctx.reference.rows(referenceKey(plan), start, rows)));
+    }
   }
   await ctx.reference.release();
   return references;

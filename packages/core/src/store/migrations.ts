@@ -275,10 +275,13 @@ SELECT
   p.batch_size,
   p.throughput_mean AS throughput_sps,
   p.throughput_std AS throughput_std_sps,
-  p.predict_p50_ms AS p50_ms,
-  p.predict_p99_ms AS p99_ms,
+  CASE WHEN p.headline_boundary = 'engine' THEN p.engine_p50_ms ELSE p.predict_p50_ms END AS p50_ms,
+  CASE WHEN p.headline_boundary = 'engine' THEN p.engine_p99_ms ELSE p.predict_p99_ms END AS p99_ms,
+  coalesce(p.headline_boundary, 'predict') AS latency_boundary,
   p.engine_p50_ms,
+  p.predict_p50_ms,
   p.model_only_p50_ms,
+  p.transport_p50_ms,
   p.predict_p50_ms - p.engine_p50_ms AS overhead_p50_ms,
   p.top1,
   p.top5,
@@ -306,7 +309,7 @@ const V2_COMPARISONS = `CREATE VIEW comparisons AS
 WITH ok AS (
   SELECT
     p.profile_id, p.run_id, p.model_name, p.batch_size, p.engine_device, p.engine_name,
-    p.throughput_mean, p.predict_p50_ms, p.precision_executed,
+    p.throughput_mean, CASE WHEN p.headline_boundary = 'engine' THEN p.engine_p50_ms ELSE p.predict_p50_ms END AS predict_p50_ms, p.precision_executed,
     COALESCE(
       max(p.correctness_reference_engine) OVER (PARTITION BY p.run_id, p.model_name, p.batch_size, p.engine_device),
       json_extract_string(r.config, '$.reference_engine')
@@ -354,7 +357,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 2,
-    description: 'profiles.precision_requested, precision_executed, precision_evidence, engine_process; leaderboard and comparisons show precision',
+    description: 'profiles: precision requested/executed/evidence, engine_process, headline_boundary, transport latency; views show precision and rank by the headline boundary',
     statements: [
       'DROP VIEW leaderboard',
       'DROP VIEW comparisons',
@@ -362,6 +365,10 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE profiles ADD COLUMN precision_executed VARCHAR',
       'ALTER TABLE profiles ADD COLUMN precision_evidence VARCHAR',
       'ALTER TABLE profiles ADD COLUMN engine_process VARCHAR',
+      'ALTER TABLE profiles ADD COLUMN headline_boundary VARCHAR',
+      ...['profiles', 'sessions'].flatMap((table) =>
+        ['mean', 'std', 'p50', 'p90', 'p99'].map((stat) => `ALTER TABLE ${table} ADD COLUMN transport_${stat}_ms DOUBLE`),
+      ),
       V2_LEADERBOARD,
       V2_COMPARISONS,
     ],

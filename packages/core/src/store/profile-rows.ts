@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../encoding/canonical-json.js';
-import type { Boundary, ModelFacts, Profile, SessionResult, Stats, SystemInfo } from '../contracts/profile.js';
+import { BoundarySchema, type Boundary, ModelFacts, Profile, SessionResult, Stats, SystemInfo } from '../contracts/profile.js';
 
 /** A value bound to one column of an INSERT. */
 export type Cell = string | number | boolean | null;
 export type Row = Record<string, Cell>;
 
-const BOUNDARIES: readonly Boundary[] = ['engine', 'predict', 'end_to_end', 'model_only'];
+const BOUNDARIES: readonly Boundary[] = BoundarySchema.options;
 const FLATTENED_LATENCY_STATS = ['mean', 'std', 'p50', 'p90', 'p99'] as const;
 const NS_PER_MS = 1e6;
 
@@ -129,6 +129,7 @@ export function profileRow(profile: Profile): Row {
     precision_requested: engine.precision?.requested ?? null,
     precision_executed: engine.precision?.executed ?? null,
     precision_evidence: engine.precision?.evidence ?? null,
+    headline_boundary: profile.headline_boundary,
     dataset_name: dataset.name,
     dataset_kind: dataset.kind,
     dataset_manifest_sha256: dataset.manifest_sha256,

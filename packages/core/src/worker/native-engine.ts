@@ -160,14 +160,7 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
 
       async layerProfile(batch: TensorMap, iterations: number): Promise<LayerTiming[]> {
         const { header } = await client.call('profile', { iterations }, toWire(batch), { timeoutMs: timeouts.profile });
-        return header.layers.map((l) => ({
-          name: l.name,
-          opType: l.op_type,
-          meanNs: l.mean_ns,
-          calls: l.calls,
-          ...(l.input_shapes !== undefined ? { inputShapes: l.input_shapes } : {}),
-          ...(l.output_shapes !== undefined ? { outputShapes: l.output_shapes } : {}),
-        }));
+        return header.layers;
       },
 
       async memory() {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PrecisionSchema } from '../contracts/precision.js';
+import { LayerTimingSchema } from '../contracts/profile.js';
 import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
 
 /**
@@ -80,18 +81,9 @@ export const benchReplySchema = z.looseObject({
 });
 export type BenchReply = z.infer<typeof benchReplySchema>;
 
-export const layerTimingWireSchema = z.looseObject({
-  name: z.string(),
-  op_type: z.string(),
-  mean_ns: z.number().nonnegative(),
-  calls: z.number().int().nonnegative(),
-  input_shapes: z.string().optional(),
-  output_shapes: z.string().optional(),
-});
-
 export const profileReplySchema = z.looseObject({
   ...replyBase,
-  layers: z.array(layerTimingWireSchema),
+  layers: z.array(LayerTimingSchema),
 });
 export type ProfileReply = z.infer<typeof profileReplySchema>;
 

@@ -30,29 +30,70 @@ describe('runCell on a fake engine', () => {
   it('times warmup-free sessions at every boundary and scores every timed sample', async () => {
     const { profile, engine } = await run({ serviceMs: 1, engineNs: 1000n });
     expect(profile.status, profile.error ?? '').toBe('ok');
-    // One gate call, the warmup batches, then every batch of every session.
-    expect(engine.calls.predicts).toBe(1 + WARMUP + SESSIONS * BATCHES);
+    // One gate call, the warmup batches, every batch of every session, then the accuracy pass.
+    expect(engine.calls.predicts).toBe(1 + WARMUP + SESSIONS * BATCHES + BATCHES);
     expect(profile.sessions).toHaveLength(SESSIONS);
-    for (const boundary of ['predict', 'end_to_end', 'engine'] as const) {
+    for (const boundary of ['predict', 'end_to_end', 'engine', 'transport'] as const) {
       expect(profile.samples.filter((s) => s.boundary === boundary)).toHaveLength(SESSIONS * BATCHES);
     }
     expect(profile.samples.filter((s) => s.boundary === 'engine').every((s) => s.ns === 1000)).toBe(true);
     expect(profile.latency.predict!.min).toBeGreaterThanOrEqual(1e6);
     expect(profile.latency.end_to_end!.p50).toBeGreaterThanOrEqual(profile.latency.predict!.p50);
-    const s0 = profile.sessions[0]!;
-    const predictSum = profile.samples.filter((s) => s.boundary === 'predict' && s.session === 0).reduce((a, s) => a + s.ns, 0);
-    expect(s0.throughput_sps).toBeCloseTo((BATCHES * B * 1e9) / predictSum, 6);
+    expect(profile.latency.transport!.p50).toBeCloseTo(profile.latency.predict!.p50 - 1000, -1);
+    // The headline is the engine's own time: throughput = samples / summed engine time.
+    expect(profile.headline_boundary).toBe('engine');
+    expect(profile.sessions[0]!.throughput_sps).toBeCloseTo((BATCHES * B * 1e9) / (BATCHES * 1000), 6);
+    expect(profile.workload.samples_scored).toBe(SAMPLES);
+    expect(profile.workload.last_batch).toBe('none');
     expect(profile.scores.find((s) => s.metric === 'top1')?.samples).toBe(SAMPLES);
     expect(profile.correctness?.passed).toBe(true);
     expect(profile.correctness?.precision).toBe('fp32');
     expect(engine.calls.disposes).toBe(1);
   });
 
-  it('leaves out the engine boundary when the engine reports no time', async () => {
+  it('ranks by predict, and says so, when the engine reports no time of its own', async () => {
     const { profile } = await run({});
     expect(profile.status).toBe('ok');
     expect(profile.latency.engine).toBeUndefined();
+    expect(profile.latency.transport).toBeUndefined();
     expect(profile.samples.some((s) => s.boundary === 'engine')).toBe(false);
+    expect(profile.headline_boundary).toBe('predict');
+    const predictSum = profile.samples.filter((s) => s.boundary === 'predict' && s.session === 0).reduce((a, s) => a + s.ns, 0);
+    expect(profile.sessions[0]!.throughput_sps).toBeCloseTo((BATCHES * B * 1e9) / predictSum, 6);
+  });
+
+  it('loads the performance set into an engine that takes resident samples and queries it by index', async () => {
+    const { profile, engine } = await run({ resident: true, engineNs: 2000n, serviceMs: 1 });
+    expect(profile.status, profile.error ?? '').toBe('ok');
+    expect(engine.calls.loaded).toHaveLength(1);
+    expect(engine.calls.loaded[0]).toHaveLength(BATCHES);
+    expect(engine.calls.residentRuns).toBe(WARMUP + SESSIONS * BATCHES);
+    // Only the gate and the accuracy pass send tensors with a call.
+    expect(engine.calls.predicts).toBe(1 + BATCHES);
+    expect(profile.latency.engine!.p50).toBe(2000);
+    expect(profile.latency.predict!.p50).toBeGreaterThanOrEqual(1e6);
+    expect(profile.latency.transport!.p50).toBe(profile.latency.predict!.p50 - 2000);
+  });
+
+  it('times a bounded performance set but scores every sample, whatever the batch size', async () => {
+    const perf = await run({}, { performance_samples: 16 });
+    expect(perf.profile.workload.samples_per_session).toBe(16);
+    expect(perf.profile.samples.filter((s) => s.boundary === 'predict' && s.session === 0)).toHaveLength(2);
+    expect(perf.profile.workload.samples_scored).toBe(SAMPLES);
+    const top1 = new Map<number, number>();
+    for (const [batch, script] of [[1, {}], [7, {}], [7, { acceptsSmallerBatch: true }], [64, {}]] as const) {
+      const { profile, engine } = await run(script, { batch_sizes: [batch] });
+      expect(profile.status, profile.error ?? '').toBe('ok');
+      expect(profile.workload.samples_scored).toBe(SAMPLES);
+      expect(profile.scores.find((s) => s.metric === 'top1')!.samples).toBe(SAMPLES);
+      top1.set(batch, profile.scores.find((s) => s.metric === 'top1')!.value);
+      if (batch === 7) {
+        // 64 = 9 x 7 + 1: the last batch runs at its own size, or padded to 7 with the padded rows discarded.
+        expect(profile.workload.last_batch).toBe('acceptsSmallerBatch' in script ? 'dynamic' : 'padded');
+        expect(engine.calls.rows.at(-1)).toBe('acceptsSmallerBatch' in script ? 1 : 7);
+      }
+    }
+    expect(new Set(top1.values()).size).toBe(1);
   });
 
   it('does not gate the reference engine against itself', async () => {
@@ -61,7 +102,7 @@ describe('runCell on a fake engine', () => {
     const profile = await runCell(ctx, cells[0]!, new Deadline(30, 'ref cell'));
     expect(profile.status).toBe('ok');
     expect(profile.correctness).toBeNull();
-    expect(ref.calls.predicts).toBe(WARMUP + SESSIONS * BATCHES);
+    expect(ref.calls.predicts).toBe(WARMUP + SESSIONS * BATCHES + BATCHES);
   });
 
   it('stores a wrong answer as invalid_output and times nothing', async () => {
@@ -71,6 +112,7 @@ describe('runCell on a fake engine', () => {
     expect(profile.correctness?.max_abs_error).toBeCloseTo(1, 5);
     expect(profile.sessions).toHaveLength(0);
     expect(engine.calls.predicts).toBe(1);
+    expect(profile.correctness?.outputs).toEqual([expect.objectContaining({ name: 'logits', passed: false })]);
     expect(profile.error).toMatch(/differ from ref/);
   });
 
@@ -82,7 +124,7 @@ describe('runCell on a fake engine', () => {
   });
 
   it('records a failure mid-session as failed and disposes the model', async () => {
-    const { profile, engine } = await run({ failAt: 1 + WARMUP + 5 });
+    const { profile, engine } = await run({ failAt: 1 + WARMUP + 5 }); // inside session 1
     expect(profile.status).toBe('failed');
     expect(profile.error).toMatch(/scripted failure at predict 8/);
     expect(engine.calls.disposes).toBe(1);
@@ -198,5 +240,6 @@ describe('runCell on a fake engine', () => {
       expect(e === 'score' && open).toBe(false);
     }
     expect(events.filter((e) => e === 'score')).toHaveLength(BATCHES);
+    expect(events.lastIndexOf('stop')).toBeLessThan(events.indexOf('score'));
   });
 });

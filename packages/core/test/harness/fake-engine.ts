@@ -23,11 +23,19 @@ export interface FakeScript {
   /** Runs "in a worker": reports a pid (this process's, so metrics can read it). */
   worker?: boolean;
   bench?: boolean;
+  /** Takes resident samples (as native workers do): runs are timed "in the runtime", engineNs = engineNs or 1000. */
+  resident?: boolean;
+  acceptsSmallerBatch?: boolean;
 }
 
 export interface FakeCalls {
   prepares: PrepareRequest[];
   predicts: number;
+  /** Rows of every predict call, in order. */
+  rows: number[];
+  residentRuns: number;
+  loaded: TensorMap[][];
+  lastFeeds?: TensorMap;
   disposes: number;
 }
 
@@ -51,7 +59,7 @@ const never = (): Promise<never> => new Promise(() => undefined);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export function fakeEngine(name: string, script: FakeScript = {}): Engine & { calls: FakeCalls } {
-  const calls: FakeCalls = { prepares: [], predicts: 0, disposes: 0 };
+  const calls: FakeCalls = { prepares: [], predicts: 0, rows: [], residentRuns: 0, loaded: [], disposes: 0 };
   return {
     name,
     description: `in-memory fake engine ${name} (harness tests)`,
@@ -78,6 +86,8 @@ export function fakeEngine(name: string, script: FakeScript = {}): Engine & { ca
         ...(executed ? { precision: executed } : {}),
         async predict(batch) {
           calls.predicts++;
+          calls.lastFeeds = batch;
+          calls.rows.push(Object.values(batch)[0]!.dims[0]!);
           if (script.hangAt === calls.predicts) await never();
           if (script.failAt === calls.predicts) throw new Error(`${name}: scripted failure at predict ${calls.predicts}`);
           if (script.serviceMs) await sleep(script.serviceMs);
@@ -88,6 +98,15 @@ export function fakeEngine(name: string, script: FakeScript = {}): Engine & { ca
         },
       };
       if (script.worker) model.pid = () => process.pid;
+      if (script.acceptsSmallerBatch) model.acceptsSmallerBatch = true;
+      if (script.resident) {
+        model.loadResident = async (batches) => void calls.loaded.push(batches);
+        model.runResident = async () => {
+          calls.residentRuns++;
+          if (script.serviceMs) await sleep(script.serviceMs);
+          return { engineNs: script.engineNs ?? 1000n };
+        };
+      }
       if (script.bench) model.bench = async (_batch, iterations) => ({ iterationNs: Array.from({ length: iterations }, () => 500) });
       return model;
     },

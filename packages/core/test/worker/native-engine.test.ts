@@ -99,7 +99,7 @@ describe('createNativeEngine', () => {
     expect(bench.iterationNs).toHaveLength(5);
     expect(bench.iterationNs.every((ns) => ns > 0)).toBe(true);
 
-    expect(await model.layerProfile!(batch, 3)).toEqual([{ name: 'double', opType: 'Mul', meanNs: 123, calls: 3, outputShapes: '[1]' }]);
+    expect(await model.layerProfile!(batch, 3)).toEqual([{ name: 'double', op_type: 'Mul', mean_ns: 123, calls: 3, input_shapes: null, output_shapes: '[1]' }]);
     expect((await model.memory!()).rssBytes).toBeGreaterThan(1_000_000);
 
     const pid = model.pid!();
