@@ -50,7 +50,8 @@ def wine_split(seed: int) -> WineSplit:
 
     def part(rows: np.ndarray, labels: np.ndarray) -> WinePart:
         return WinePart(
-            features=((rows[:, numeric] - mean) / std).astype(np.float32),
+            # Column selection leaves a Fortran-order array, and np.save would write it so: core's .npy reader refuses those.
+            features=np.ascontiguousarray((rows[:, numeric] - mean) / std, dtype=np.float32),
             category=np.digitize(rows[:, column], edges).astype(np.int64),
             labels=labels,
         )
