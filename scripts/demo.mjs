@@ -28,6 +28,7 @@ step('generate the bundled suite', path.join('.venv', 'bin', 'python'), [path.jo
 // Cells that fail are recorded as failed Profiles and shown in the summary; the demo goes on.
 step('run configs/digits.yaml', ...pbh('run', 'configs/digits.yaml', '--db', db), { allowFail: true });
 step('run configs/vision.yaml', ...pbh('run', 'configs/vision.yaml', '--db', db), { allowFail: true });
+step('run configs/tabular.yaml', ...pbh('run', 'configs/tabular.yaml', '--db', db), { allowFail: true });
 step('leaderboard', ...pbh('query', 'SELECT model, engine, batch_size, round(throughput_sps, 1) AS samples_per_s, round(p50_ms, 3) AS p50_ms, round(p99_ms, 3) AS p99_ms, round(top1 * 100, 1) AS top1_pct FROM leaderboard ORDER BY model, batch_size, samples_per_s DESC', '--db', db));
 if (existsSync(path.join(root, 'site', 'package.json'))) step('site', ...pbh('site', 'build', '--db', db), { allowFail: true });
 const secs = (ms) => `${Math.round(ms / 1000)} s`;
