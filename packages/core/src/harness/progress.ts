@@ -15,7 +15,7 @@ function fmtDuration(ms: number): string {
 }
 
 function outcome(p: Profile): string {
-  if (p.status === 'ok') return `ok ${p.throughput?.mean.toFixed(1)} samples/s, p50 ${((p.latency.predict?.p50 ?? NaN) / 1e6).toFixed(3)} ms`;
+  if (p.status === 'ok') return `ok ${p.throughput?.mean.toFixed(1)} samples/s, p50 ${((p.latency[p.headline_boundary ?? 'predict']?.p50 ?? NaN) / 1e6).toFixed(3)} ms`;
   return `${p.status}: ${(p.error ?? '').split('\n')[0]}`;
 }
 

@@ -11,11 +11,11 @@ function precisionCell(p: NonNullable<Profile['engine']['precision']>): string {
   return p.executed === p.requested ? p.executed : `${p.executed} (asked ${p.requested})`;
 }
 
-/** The end-of-run table: one row per Profile, failures with their reason. */
+/** The end-of-run table: one row per Profile (latencies at the headline boundary, as ranked), failures with their reason. */
 export function formatSummary(profiles: Profile[]): string {
   const rows = profiles.map((p) => {
-    const ms = (b: 'predict' | 'engine' | 'model_only', q: 'p50' | 'p99'): string => {
-      const v = p.latency[b]?.[q];
+    const ms = (q: 'p50' | 'p99'): string => {
+      const v = p.latency[p.headline_boundary ?? 'predict']?.[q];
       return v === undefined ? '' : (v / 1e6).toFixed(3);
     };
     const top1 = p.scores.find((s) => s.metric === 'top1');
@@ -26,8 +26,8 @@ export function formatSummary(profiles: Profile[]): string {
       String(p.workload.batch_size),
       p.status,
       p.throughput ? p.throughput.mean.toFixed(1) : '',
-      ms('predict', 'p50'),
-      ms('predict', 'p99'),
+      ms('p50'),
+      ms('p99'),
       top1 ? `${(top1.value * 100).toFixed(1)}%` : '',
       p.metrics.peak_rss_mb !== undefined ? p.metrics.peak_rss_mb.toFixed(0) : '',
       p.status === 'ok' ? '' : (p.error ?? '').split('\n')[0]!.slice(0, 80),

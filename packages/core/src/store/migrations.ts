@@ -369,6 +369,18 @@ export const MIGRATIONS: readonly Migration[] = [
       ...['profiles', 'sessions'].flatMap((table) =>
         ['mean', 'std', 'p50', 'p90', 'p99'].map((stat) => `ALTER TABLE ${table} ADD COLUMN transport_${stat}_ms DOUBLE`),
       ),
+      // DuckDB cannot alter a CHECK constraint: the samples table is rebuilt with the transport boundary allowed.
+      `CREATE TABLE samples_v2 (
+  profile_id VARCHAR NOT NULL,
+  seq INTEGER NOT NULL,
+  session INTEGER NOT NULL,
+  batch INTEGER NOT NULL,
+  boundary VARCHAR NOT NULL CHECK (boundary IN ('engine', 'predict', 'transport', 'end_to_end', 'model_only')),
+  ns DOUBLE NOT NULL CHECK (ns >= 0)
+)`,
+      'INSERT INTO samples_v2 SELECT profile_id, seq, session, batch, boundary, ns FROM samples',
+      'DROP TABLE samples',
+      'ALTER TABLE samples_v2 RENAME TO samples',
       V2_LEADERBOARD,
       V2_COMPARISONS,
     ],
