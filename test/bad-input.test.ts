@@ -68,8 +68,8 @@ describe('bad input becomes clear errors and failed Profiles while the sweep goe
     const wrongType = await writeConfig(dir, 'dtype.yaml', { name: 'dtype', dataset: images, preprocess: [{ layout: 'NCHW' }, { dtype: 'int32' }], models: [cnn], ...base, batch_sizes: [8] });
     expect((await pbh(['run', wrongType, '--db', db])).code).toBe(1);
     const rows = await queryJson<{ error: string }>(db, 'SELECT error FROM profiles ORDER BY created_at');
-    expect(rows[0]!.error).toMatch(/shape \[8, 8, 8, 1\] but model input "input" takes \[N, 1, 8, 8\].*add \{layout: NCHW\}/);
-    expect(rows[1]!.error).toMatch(/dtype int32 but model input "input" takes float32/);
+    expect(rows[0]!.error).toMatch(/field "image" after preprocess \(scale .*\) has shape \[8, 8, 8, 1\] but model "digits_cnn" input "input" takes \[N, 1, 8, 8\].*add \{layout: NCHW\}/);
+    expect(rows[1]!.error).toMatch(/dtype int32 but model "digits_cnn" input "input" takes float32/);
   });
 
   it('labels that do not match the samples, and an empty dataset, fail every cell with the file named', async () => {

@@ -46,11 +46,12 @@ describe('pbh run, end to end on ONNX Runtime', () => {
       db,
       "SELECT s.boundary, count(*)::INTEGER AS n FROM samples s JOIN profiles p USING (profile_id) WHERE p.batch_size = 16 GROUP BY ALL ORDER BY 1",
     );
-    // 64 samples / 16 = 4 batches per session, 2 sessions, three boundaries: raw latencies are all kept.
+    // 64 samples / 16 = 4 batches per session, 2 sessions, four boundaries: raw latencies are all kept.
     expect(samples).toEqual([
       { boundary: 'end_to_end', n: 8 },
       { boundary: 'engine', n: 8 },
       { boundary: 'predict', n: 8 },
+      { boundary: 'transport', n: 8 },
     ]);
     const layers = await queryJson<{ n: number }>(db, 'SELECT count(*)::INTEGER AS n FROM layers');
     expect(layers[0]!.n).toBeGreaterThan(4);
