@@ -5,7 +5,7 @@ import type { TensorMap } from '../../src/contracts/tensor.js';
 
 /** What a fake engine does, call by call: the harness tests script service times, failures, hangs and wrong answers. */
 export interface FakeScript {
-  /** Wall time each predict takes (a real timer, so the harness's clocks see it). */
+  /** Wall time each predict takes, held by a busy wait on the harness's clock so the boundaries must contain it. */
   serviceMs?: number;
   /** Engine time each predict reports; unset reports none. */
   engineNs?: bigint;
@@ -56,7 +56,11 @@ export function fakeLogits(batch: TensorMap, offset = 0): TensorMap {
 }
 
 const never = (): Promise<never> => new Promise(() => undefined);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Holds the thread for exactly `ms` by the harness's own clock (a timer may fire early by the loop's cached time). */
+async function serve(ms: number): Promise<void> {
+  const end = process.hrtime.bigint() + BigInt(Math.round(ms * 1e6));
+  while (process.hrtime.bigint() < end);
+}
 
 export function fakeEngine(name: string, script: FakeScript = {}): Engine & { calls: FakeCalls } {
   const calls: FakeCalls = { prepares: [], predicts: 0, rows: [], residentRuns: 0, loaded: [], disposes: 0 };
@@ -90,7 +94,7 @@ export function fakeEngine(name: string, script: FakeScript = {}): Engine & { ca
           calls.rows.push(Object.values(batch)[0]!.dims[0]!);
           if (script.hangAt === calls.predicts) await never();
           if (script.failAt === calls.predicts) throw new Error(`${name}: scripted failure at predict ${calls.predicts}`);
-          if (script.serviceMs) await sleep(script.serviceMs);
+          if (script.serviceMs) await serve(script.serviceMs);
           return { outputs: fakeLogits(batch, script.offset), ...(script.engineNs !== undefined ? { engineNs: script.engineNs } : {}) };
         },
         async dispose() {
@@ -103,7 +107,7 @@ export function fakeEngine(name: string, script: FakeScript = {}): Engine & { ca
         model.loadResident = async (batches) => void calls.loaded.push(batches);
         model.runResident = async () => {
           calls.residentRuns++;
-          if (script.serviceMs) await sleep(script.serviceMs);
+          if (script.serviceMs) await serve(script.serviceMs);
           return { engineNs: script.engineNs ?? 1000n };
         };
       }
