@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PrecisionSchema } from '../contracts/precision.js';
 import { BoundarySchema, ProfileSchema, ProfileStatusSchema, SystemInfoSchema, type Profile } from '../contracts/profile.js';
 
 /**
@@ -11,6 +12,7 @@ export const SITE_DATA_VERSION = 1;
 
 const count = z.number().int();
 const num = z.number().nullable();
+const HeadlineSchema = ProfileSchema.shape.headline_boundary.unwrap().unwrap();
 
 /** A Profile's raw per-batch latencies column by column, in Profile.samples order: holding every Profile's at once stays affordable. */
 export const SampleColumnsSchema = z
@@ -46,6 +48,10 @@ export const PublishedProfileSchema = z.object({
   engine_version: z.string().nullable(),
   engine_device: z.string(),
   engine_compile_ms: num,
+  /** The precision the runtime executed, read back from it; null when the cell ended before it was resolved, and in Profiles stored before schema v2. */
+  precision: PrecisionSchema.nullable(),
+  /** The precision the config asked for (the model's own when it said nothing); null as for precision. */
+  precision_requested: PrecisionSchema.nullable(),
   dataset_name: z.string(),
   batch_size: count,
   session_count: count,
@@ -55,10 +61,22 @@ export const PublishedProfileSchema = z.object({
   throughput_std: num,
   throughput_ci95_low: num,
   throughput_ci95_high: num,
+  /** The Profile's own headline boundary; null when nothing was measured, and in Profiles stored before schema v2. */
+  headline_boundary: HeadlineSchema.nullable(),
+  /**
+   * The boundary p50_ms and p99_ms are at, as the leaderboard view's latency_boundary says: the headline boundary,
+   * or predict for Profiles stored before schema v2 (what they were ranked by).
+   */
+  latency_boundary: HeadlineSchema,
+  /** The latency figures the leaderboard ranks and prints, milliseconds per batch at latency_boundary. */
+  p50_ms: num,
+  p99_ms: num,
   /** Milliseconds per batch at each boundary; null where the boundary was not measured. */
   predict_p50_ms: num,
   predict_p99_ms: num,
   engine_p50_ms: num,
+  engine_p99_ms: num,
+  transport_p50_ms: num,
   end_to_end_p50_ms: num,
   model_only_p50_ms: num,
   peak_rss_mb: num,

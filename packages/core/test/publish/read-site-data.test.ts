@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Profile } from '../../src/contracts/profile.js';
 import { SITE_DATA_VERSION, SiteDataSchema, fullProfile, readSiteData } from '../../src/publish/index.js';
-import { StoreLockedError, StoreNotFoundError, openStore } from '../../src/store/index.js';
-import { makeProfile, runStart, tempDir } from '../store/profile-fixture.js';
+import { StoreLockedError, StoreNotFoundError, openStore, runQuery } from '../../src/store/index.js';
+import { makeProfile, runStart, statsOf, tempDir } from '../store/profile-fixture.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -14,13 +15,36 @@ afterEach(() => cleanup());
 
 const small = { sessions: 3, batchesPerSession: 20 };
 
+/**
+ * The fixture as the harness now writes a Profile: the engine boundary as the headline and transport
+ * (predict - engine per batch) beside it, optionally a precision the runtime did not honour.
+ */
+function headlined(profile: Profile, precision?: { requested: 'bf16'; executed: 'fp32' }): Profile {
+  const engine = profile.samples.filter((s) => s.boundary === 'engine');
+  const predict = profile.samples.filter((s) => s.boundary === 'predict');
+  const transport = predict.map((s, i) => ({ ...s, boundary: 'transport' as const, ns: s.ns - engine[i]!.ns }));
+  const measured = transport.length > 0;
+  return {
+    ...profile,
+    engine: {
+      ...profile.engine,
+      ...(precision && { precision: { model: 'fp32', ...precision, evidence: 'INFERENCE_PRECISION_HINT=bf16 set, compiled model reports f32' } }),
+    },
+    headline_boundary: measured ? 'engine' : null,
+    latency: measured ? { ...profile.latency, transport: statsOf(transport.map((s) => s.ns)) } : profile.latency,
+    samples: [...profile.samples, ...transport],
+  };
+}
+
 /** Two runs: two ok Profiles of one model at different speeds, a failed one, and an ok one of another model. */
 async function writeStore(file: string) {
   const profiles = [
     makeProfile({ profileId: 'slow', runId: 'run-1', engine: 'tvm', meanNs: 400_000, ...small }),
-    makeProfile({ profileId: 'fast', runId: 'run-1', engine: 'onnxruntime', meanNs: 200_000, ...small }),
+    headlined(makeProfile({ profileId: 'fast', runId: 'run-1', engine: 'onnxruntime', meanNs: 200_000, ...small })),
     makeProfile({ profileId: 'broken', runId: 'run-1', engine: 'openvino', status: 'failed', ...small }),
-    makeProfile({ profileId: 'other', runId: 'run-2', model: 'resnet50', ...small }),
+    headlined(makeProfile({ profileId: 'other', runId: 'run-2', model: 'resnet50', engine: 'openvino', ...small }), { requested: 'bf16', executed: 'fp32' }),
+    // Ran out of time after measuring: not on the leaderboard view, yet its latencies are published like an ok row's.
+    { ...headlined(makeProfile({ profileId: 'late', runId: 'run-2', model: 'resnet50', ...small })), status: 'timeout' as const, error: 'timed out after 300 s' },
   ];
   const store = await openStore(file);
   try {
@@ -45,9 +69,9 @@ describe('readSiteData', () => {
     expect(data.db_file).toBe('results.duckdb');
     expect(data.runs.map((r) => [r.run_id, r.profiles, r.finished_at])).toEqual([
       ['run-1', 3, '2026-03-01T11:00:00.000Z'],
-      ['run-2', 1, null],
+      ['run-2', 2, null],
     ]);
-    expect(data.profiles.map((p) => p.profile_id).sort()).toEqual(['broken', 'fast', 'other', 'slow']);
+    expect(data.profiles.map((p) => p.profile_id).sort()).toEqual(['broken', 'fast', 'late', 'other', 'slow']);
 
     const byId = new Map(data.profiles.map((p) => [p.profile_id, p]));
     const fast = byId.get('fast')!;
@@ -61,7 +85,72 @@ describe('readSiteData', () => {
     const file = join(dir, 'results.duckdb');
     await writeStore(file);
     const ranks = Object.fromEntries((await readSiteData(file)).profiles.map((p) => [p.profile_id, p.rank_in_model]));
-    expect(ranks).toEqual({ fast: 1, slow: 2, broken: null, other: 1 });
+    expect(ranks).toEqual({ fast: 1, slow: 2, broken: null, other: 1, late: null });
+  });
+
+  it('publishes precision asked for and executed, and the headline latency as the leaderboard view defines it', async () => {
+    const file = join(dir, 'results.duckdb');
+    const written = new Map((await writeStore(file)).map((p) => [p.profile_id, p]));
+    const byId = new Map((await readSiteData(file)).profiles.map((p) => [p.profile_id, p]));
+    const ms = (id: string, boundary: 'engine' | 'predict' | 'transport', stat: 'p50' | 'p99') => written.get(id)!.latency[boundary]![stat] / 1e6;
+
+    expect(byId.get('other')).toMatchObject({ precision: 'fp32', precision_requested: 'bf16', headline_boundary: 'engine', latency_boundary: 'engine' });
+    expect(byId.get('fast')).toMatchObject({ precision: 'fp32', precision_requested: 'fp32' });
+    for (const id of ['fast', 'other', 'late']) {
+      const p = byId.get(id)!;
+      expect(p.p50_ms, id).toBeCloseTo(ms(id, 'engine', 'p50'), 9);
+      expect(p.p99_ms, id).toBeCloseTo(ms(id, 'engine', 'p99'), 9);
+      expect(p.engine_p99_ms, id).toBeCloseTo(ms(id, 'engine', 'p99'), 9);
+      expect(p.transport_p50_ms, id).toBeCloseTo(ms(id, 'transport', 'p50'), 9);
+    }
+    // A Profile without a headline is ranked by predict, and says so.
+    expect(byId.get('slow')).toMatchObject({ headline_boundary: null, latency_boundary: 'predict', transport_p50_ms: null });
+    expect(byId.get('slow')!.p50_ms).toBeCloseTo(ms('slow', 'predict', 'p50'), 9);
+    expect(byId.get('broken')).toMatchObject({ p50_ms: null, p99_ms: null, precision: 'fp32', latency_boundary: 'predict' });
+
+    // Every ok row carries exactly the leaderboard view's figures.
+    const store = await openStore(file, { readOnly: true });
+    try {
+      const view = await runQuery(store, 'SELECT profile_id, p50_ms, p99_ms, latency_boundary, precision, precision_requested FROM leaderboard');
+      for (const [id, p50, p99, boundary, precision, requested] of view.rows) {
+        expect(byId.get(String(id))).toMatchObject({ p50_ms: p50, p99_ms: p99, latency_boundary: boundary, precision, precision_requested: requested });
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('reads a Profile stored before schema v2: no precision, no headline, no transport', async () => {
+    const file = join(dir, 'results.duckdb');
+    const written = await writeStore(file);
+    const fast = written.find((p) => p.profile_id === 'fast')!;
+    // What a migrated v1 row holds: its new columns NULL, its profile_json without the keys v2 added.
+    const { headline_boundary: _headline, ...rest } = fast;
+    const { precision: _precision, process: _process, ...engine } = fast.engine;
+    const { samples_scored: _scored, last_batch: _last, ...workload } = fast.workload;
+    const { precision: _gate, tolerance_rule: _rule, outputs: _outputs, ...correctness } = fast.correctness!;
+    const v1 = { ...rest, engine, workload, correctness };
+    const store = await openStore(file);
+    try {
+      await store.withConnection(async (c) => {
+        await c.run(
+          `UPDATE profiles SET precision_requested = NULL, precision_executed = NULL, precision_evidence = NULL, engine_process = NULL,
+             headline_boundary = NULL, transport_p50_ms = NULL, profile_json = $1::JSON WHERE profile_id = 'fast'`,
+          [JSON.stringify(v1)],
+        );
+        await c.run(`DELETE FROM samples WHERE profile_id = 'fast' AND boundary = 'transport'`);
+      });
+    } finally {
+      await store.close();
+    }
+    const old = (await readSiteData(file)).profiles.find((p) => p.profile_id === 'fast')!;
+    expect(old).toMatchObject({ precision: null, precision_requested: null, headline_boundary: null, latency_boundary: 'predict', transport_p50_ms: null });
+    expect(old.p50_ms).toBeCloseTo(fast.latency.predict!.p50 / 1e6, 9);
+    expect(old.profile.engine).toMatchObject({ precision: null, process: null });
+    expect(old.profile.headline_boundary).toBeNull();
+    expect(old.profile.workload).toMatchObject({ samples_scored: 0, last_batch: null });
+    expect(old.profile.correctness).toMatchObject({ precision: null, tolerance_rule: 'config tolerance', outputs: [] });
+    expect(old.samples.boundary).not.toContain('transport');
   });
 
   it("gives back each Profile exactly as written, raw samples included, under the table's ids", async () => {
