@@ -19,11 +19,29 @@ describe('scorers', () => {
     const top1 = topK(1);
     const top2 = topK(2);
     const b1 = top1.score(out, labels, ctx);
-    expect(b1).toEqual({ correct: 1, total: 3 });
-    expect(top2.score(out, labels, ctx)).toEqual({ correct: 2, total: 3 });
+    expect(b1).toEqual({ correct: 1, total: 3, nonfinite: 0 });
+    expect(top2.score(out, labels, ctx)).toEqual({ correct: 2, total: 3, nonfinite: 0 });
     expect(top1.reduce([b1, { correct: 3, total: 3 }])[0]).toMatchObject({ metric: 'top1', value: 4 / 6, samples: 6, higherIsBetter: true });
     expect(() => top1.score(out, { classes: Int32Array.from([0, 0, 7]) }, ctx)).toThrow(/label 7 at row 2 is outside the model's 3 classes/);
     expect(() => top1.score(out, undefined, ctx)).toThrow(/needs integer class labels/);
+  });
+
+  it('top-k counts ties and non-finite rows as wrong, and refuses k >= classes', () => {
+    const zeros = logits([
+      [0, 0, 0],
+      [0, 0, 0],
+    ]);
+    const labels = { classes: Int32Array.from([0, 2]) };
+    expect(topK(1).score(zeros, labels, ctx)).toEqual({ correct: 0, total: 2, nonfinite: 0 });
+    // Two rivals tie with the label: top-2 needs fewer than 2 at least as large.
+    expect(topK(2).score(zeros, labels, ctx)).toEqual({ correct: 0, total: 2, nonfinite: 0 });
+    const nan = logits([
+      [NaN, NaN, NaN],
+      [0.1, NaN, 0.9],
+      [0.1, 0.2, 0.9],
+    ]);
+    expect(topK(1).score(nan, { classes: Int32Array.from([0, 2, 2]) }, ctx)).toEqual({ correct: 1, total: 3, nonfinite: 2 });
+    expect(() => topK(3).score(zeros, labels, ctx)).toThrow(/top3 on an output of 3 classes is always right; use a k below 3/);
   });
 
   it('mse and mae against float targets', () => {

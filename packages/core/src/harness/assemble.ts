@@ -103,9 +103,10 @@ export function assembleProfile(ctx: SweepContext, plan: CellPlan, m: Measuremen
       .reduce(m.accuracy.scores[k]!)
       .map((r) => ({ metric: `${r.metric}${s.metricSuffix}`, value: r.value, samples: r.samples, higher_is_better: r.higherIsBetter })),
   );
+  profile.scores.push({ metric: 'nonfinite_outputs', value: m.accuracy.nonfinite, samples: m.accuracy.samples, higher_is_better: false });
   if (plan.cell.model.weights !== 'trained') {
     // Accuracy of random weights means nothing; agreement with the reference engine still does.
-    profile.scores = profile.scores.filter((s) => s.metric.startsWith('agreement'));
+    profile.scores = profile.scores.filter((s) => s.metric.startsWith('agreement') || s.metric === 'nonfinite_outputs');
   }
   const flops = plan.facts.flops_per_sample;
   if (flops) {

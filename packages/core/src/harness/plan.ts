@@ -78,6 +78,12 @@ function planScorers(exp: Experiment, registry: Registry, facts: ModelFacts, cel
       throw new CellConfigError(`scorers[${i}].output: model "${cell.model.name}" has no output "${output}"; its outputs are ${outputs.join(', ')}.`);
     }
     const scorer = registry.scorer(name);
+    const k = /^top(\d+)$/.exec(name)?.[1];
+    const dims = facts.outputs.find((o) => o.name === output)?.shape.slice(1) ?? [];
+    const classes = dims.every((d): d is number => typeof d === 'number') ? dims.reduce((a, d) => a * d, 1) : undefined;
+    if (k !== undefined && classes !== undefined && Number(k) >= classes) {
+      throw new CellConfigError(`scorers[${i}]: ${name} on model "${cell.model.name}" output "${output}" of ${classes} classes is always right; use a k below ${classes}.`);
+    }
     if (scorer.needsLabels && !dataset.hasLabels) {
       throw new CellConfigError(`scorer ${scorer.name} needs labels, but dataset ${dataset.name} has none; remove it from scorers or add labels.`);
     }

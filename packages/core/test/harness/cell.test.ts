@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Metric } from '../../src/contracts/metric.js';
 import type { Scorer } from '../../src/contracts/scorer.js';
+import { ProfileSchema } from '../../src/contracts/profile.js';
 import { runCell } from '../../src/harness/cell.js';
 import { Deadline } from '../../src/harness/deadline.js';
 import { fakeEngine, type FakeScript } from './fake-engine.js';
@@ -114,6 +115,30 @@ describe('runCell on a fake engine', () => {
     expect(engine.calls.predicts).toBe(1);
     expect(profile.correctness?.outputs).toEqual([expect.objectContaining({ name: 'logits', passed: false })]);
     expect(profile.error).toMatch(/differ from ref/);
+  });
+
+  it('fails the gate on non-finite outputs with a readable reason, and the Profile still validates', async () => {
+    const { profile } = await run({ offset: NaN });
+    expect(profile.status).toBe('invalid_output');
+    expect(profile.error).toMatch(/output "logits" has 80 non-finite values \(NaN or ±Inf\)/);
+    expect(ProfileSchema.safeParse(profile).success).toBe(true);
+  });
+
+  it('counts non-finite outputs and scores their rows as wrong', async () => {
+    const ref = fakeEngine('ref', { offset: NaN });
+    const { ctx, cells } = await fakeSweep([ref]);
+    const profile = await runCell(ctx, cells[0]!, new Deadline(30, 'nan ref'));
+    expect(profile.status, profile.error ?? '').toBe('ok');
+    expect(profile.scores.find((s) => s.metric === 'top1')?.value).toBe(0);
+    expect(profile.scores.find((s) => s.metric === 'nonfinite_outputs')).toMatchObject({ value: SAMPLES * 10, samples: SAMPLES });
+    expect(ProfileSchema.safeParse(profile).success).toBe(true);
+  });
+
+  it('refuses top-k with k at least the number of classes before compiling anything', async () => {
+    const { profile, engine } = await run({}, { scorers: ['top10'] });
+    expect(profile.status).toBe('failed');
+    expect(profile.error).toMatch(/scorers\[0\]: top10 on model "digits_cnn" output "logits" of 10 classes is always right; use a k below 10/);
+    expect(engine.calls.prepares).toHaveLength(0);
   });
 
   it('records a compile failure as failed, with nothing to dispose', async () => {
