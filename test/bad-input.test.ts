@@ -38,20 +38,21 @@ describe('bad input becomes clear errors and failed Profiles while the sweep goe
     const config = await writeConfig(dir, 'cells.yaml', {
       name: 'cells',
       dataset: digits(),
-      models: [cnn, { name: 'ghost', path: 'models/does-not-exist.onnx' }, { name: 'notes', path: notOnnx }],
+      models: [cnn, { name: 'ghost', path: 'models/does-not-exist.onnx' }, { name: 'notes', path: notOnnx }, { name: 'folder', path: dir }],
       ...base,
       batch_sizes: [0, -4, 8],
     });
     const r = await pbh(['run', config, '--db', db]);
     expect(r.code).toBe(1);
     const rows = await statuses(db);
-    expect(rows).toHaveLength(9);
+    expect(rows).toHaveLength(12);
     const find = (m: string, b: number) => rows.find((x) => x.model_name === m && x.batch_size === b)!;
     expect(find('digits_cnn', 8).status).toBe('ok');
     expect(find('digits_cnn', 0)).toMatchObject({ status: 'failed', error: expect.stringMatching(/batch_sizes: 0 is not a valid batch size/) });
     expect(find('digits_cnn', -4).error).toMatch(/batch_sizes: -4/);
     expect(find('ghost', 8)).toMatchObject({ status: 'failed', error: expect.stringMatching(/model "ghost": file .*does-not-exist\.onnx does not exist/) });
     expect(find('notes', 8)).toMatchObject({ status: 'failed', error: expect.stringMatching(/notes\.onnx is not an ONNX model/) });
+    expect(find('folder', 8).error).toMatch(/model "folder": .* is a directory, not an ONNX file\. Point models\[\]\.path at the \.onnx file itself/);
 
     const unknown = await writeConfig(dir, 'engine.yaml', { name: 'e', dataset: digits(), models: [cnn], ...base, engines: [{ name: 'onnxruntme' }], batch_sizes: [8] });
     const u = await pbh(['run', unknown, '--db', db]);

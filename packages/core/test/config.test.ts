@@ -25,6 +25,23 @@ describe('experiment config', () => {
     expect(changed[0]!.key).not.toBe(cells[0]!.key);
   });
 
+  it('refuses two entries that give one cell, and keeps labelled twins apart', () => {
+    const twins = BASE.replace('engines: [{ name: onnxruntime }, { name: openvino }]', 'engines: [{ name: onnxruntime }, { name: onnxruntime }]');
+    expect(() => parseExperiment(twins, 'twins.yaml')).toThrowError(
+      /twins\.yaml[\s\S]*models\[m\] x engines\[1\] \(onnxruntime\) x batch 1 is the same cell as models\[m\] x engines\[0\] \(onnxruntime\) x batch 1.*different labels/,
+    );
+    const labelled = BASE.replace('engines: [{ name: onnxruntime }, { name: openvino }]', 'engines: [{ name: onnxruntime, label: a }, { name: onnxruntime, label: b }]');
+    const cells = expandCells(parseExperiment(labelled, 'labelled.yaml').experiment);
+    expect(new Set(cells.map((c) => c.key)).size).toBe(4);
+    expect(cells.map((c) => c.engineLabel)).toEqual(['a', 'a', 'b', 'b']);
+  });
+
+  it('accepts only numbers the store can hold', () => {
+    for (const [field, value] of [['sessions', 3e9], ['warmup_batches', 1e12], ['seed', 2 ** 53 - 1], ['batch_sizes', [5e9]], ['timeout_s', 1e10]] as const) {
+      expect(() => parseExperiment(`${BASE}\n${field}: ${JSON.stringify(value)}\n`, 'big.yaml'), field).toThrowError(new RegExp(`big\\.yaml[\\s\\S]*${field}`));
+    }
+  });
+
   it('names an unknown key with a did-you-mean', () => {
     expect(() => parseExperiment(`${BASE}\nbatch_size: [4]\n`, 'typo.yaml')).toThrowError(
       /typo\.yaml[\s\S]*batch_size: unknown key "batch_size" \(did you mean "batch_sizes"\?\)/,

@@ -10,6 +10,7 @@ export const EXIT = {
   /** The database could not be opened (locked by another process, missing, unreadable). */
   store: 3,
   interrupted: 130,
+  terminated: 143,
 } as const;
 
 export class UsageError extends Error {

@@ -19,7 +19,7 @@ export function cellKey(exp: Experiment, model: ModelConfig, engine: EngineEntry
   const material = canonicalJson({
     experiment: exp.name,
     model: { name: model.name, path: model.path, preprocess: model.preprocess ?? null, input: model.input ?? null },
-    engine: { name: engine.name, device: engine.device, options: engine.options, precision: engine.precision ?? 'model' },
+    engine: { name: engine.name, label: engine.label ?? null, device: engine.device, options: engine.options, precision: engine.precision ?? 'model' },
     batchSize,
     workload: { warmup: exp.warmup_batches, sessions: exp.sessions, seed: exp.seed },
     dataset: exp.dataset,
@@ -37,14 +37,29 @@ function excluded(exp: Experiment, model: ModelConfig, engine: EngineEntry, batc
   );
 }
 
+/** Two entries that give one cell would measure the same thing twice under one key: a config error. */
+export class DuplicateCellError extends Error {
+  override name = 'DuplicateCellError';
+}
+
 export function expandCells(exp: Experiment): Cell[] {
+  const seen = new Map<string, string>();
   const cells: Cell[] = [];
   for (const model of exp.models) {
     for (const engine of exp.engines) {
       for (const batchSize of exp.batch_sizes) {
         if (excluded(exp, model, engine, batchSize)) continue;
+        const key = cellKey(exp, model, engine, batchSize);
+        const where = `models[${model.name}] x engines[${exp.engines.indexOf(engine)}] (${engine.label ?? engine.name}) x batch ${batchSize}`;
+        const twin = seen.get(key);
+        if (twin) {
+          throw new DuplicateCellError(
+            `${where} is the same cell as ${twin}: the entries agree in name, label, device, options and precision. Remove one, or give them different labels to measure both.`,
+          );
+        }
+        seen.set(key, where);
         cells.push({
-          key: cellKey(exp, model, engine, batchSize),
+          key,
           model,
           engine,
           engineLabel: engine.label ?? engine.name,

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { DuplicateCellError, expandCells } from './keys.js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ExperimentSchema, type Experiment } from './schema.js';
@@ -54,6 +55,12 @@ export function parseExperiment(text: string, file: string): LoadedExperiment {
   }
   const parsed = ExperimentSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(file, describeIssues(parsed.error.issues));
+  try {
+    expandCells(parsed.data);
+  } catch (e) {
+    if (e instanceof DuplicateCellError) throw new ConfigError(file, [e.message]);
+    throw e;
+  }
   return { file, dir: path.dirname(path.resolve(file)), experiment: parsed.data, raw: raw as Record<string, unknown> };
 }
 

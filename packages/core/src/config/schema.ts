@@ -2,13 +2,16 @@ import { z } from 'zod';
 import { PrecisionSchema } from '../contracts/precision.js';
 import { DTypeSchema } from '../contracts/tensor.js';
 
-const Positive = z.number().int().positive();
+/** The store keeps counts and sizes in INTEGER (int32) columns: the schema accepts only what they hold. */
+const INT32_MAX = 2 ** 31 - 1;
+const Positive = z.number().int().positive().max(INT32_MAX);
+const NonNegative = z.number().int().min(0).max(INT32_MAX);
 
 export const SparsityMetaSchema = z.strictObject({
   kind: z.enum(['unstructured', 'n_m']),
   target: z.number().min(0).max(1).optional(),
-  n: z.number().int().positive().optional(),
-  m: z.number().int().positive().optional(),
+  n: Positive.optional(),
+  m: Positive.optional(),
 });
 
 export const PreprocessStepSchema = z.union([
@@ -84,26 +87,26 @@ export const ExperimentSchema = z.strictObject({
   $schema: z.string().optional(),
   name: z.string().min(1),
   description: z.string().optional(),
-  seed: z.number().int().default(0),
+  seed: NonNegative.default(0),
   plugins: z.array(z.string()).default([]).describe('extra plugins: package names, or paths starting with . or / relative to this file'),
   dataset: DatasetSchema,
   preprocess: z.array(PreprocessStepSchema).default([]),
   models: z.array(ModelSchema).min(1),
   engines: z.array(EngineEntrySchema).min(1),
-  batch_sizes: z.array(z.number().int()).min(1),
+  batch_sizes: z.array(z.number().int().max(INT32_MAX)).min(1),
   exclude: z
     .array(
       z.strictObject({
         model: z.string().optional(),
         engine: z.string().optional().describe('engine name, or its label when it has one'),
-        batch_size: z.number().int().optional(),
+        batch_size: z.number().int().max(INT32_MAX).optional(),
       }),
     )
     .default([])
     .describe('cells to leave out of the sweep: each entry drops the cells that match all of its fields'),
-  warmup_batches: z.number().int().min(0).default(5),
+  warmup_batches: NonNegative.default(5),
   sessions: Positive.default(5),
-  timeout_s: z.number().positive().default(300),
+  timeout_s: z.number().positive().max(2_000_000).default(300).describe("per cell; at most 2,000,000 s (a Node timer holds up to 2^31 ms)"),
   scorers: z
     .array(
       z.union([

@@ -131,6 +131,8 @@ export const ProfileSchema = z.object({
   model_name: z.string(),
   engine: z.object({
     name: z.string(),
+    /** The config entry's label: what tells two entries of one engine apart (null when it has none). */
+    label: z.string().nullable().default(null),
     version: z.string().nullable(),
     device: z.string(),
     options: z.record(z.string(), z.unknown()),

@@ -25,6 +25,7 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
     model_name: cell.model.name,
     engine: {
       name: cell.engine.name,
+      label: cell.engine.label ?? null,
       version: null,
       device: cell.engine.device,
       options: cell.engine.options,

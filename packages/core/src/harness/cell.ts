@@ -21,7 +21,7 @@ export async function runCell(ctx: SweepContext, cell: Cell, deadline: Deadline)
   const profile = blankProfile(ctx, cell);
   let prepared: PreparedModel | undefined;
   try {
-    const plan = await planCell(ctx, cell, profile);
+    const plan = await planCell(ctx, cell, profile, deadline);
     ctx.onProgress?.({ kind: 'phase', phase: 'compile' });
     prepared = await prepareCell(plan, ctx.loaded.experiment.seed, deadline);
     recordEngine(profile, plan, prepared);

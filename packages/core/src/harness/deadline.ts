@@ -3,7 +3,7 @@ import { CellTimeoutError, InterruptedError } from './errors.js';
 /** Bounds every await of a cell by its timeout and by Ctrl-C; the loop also polls check() between batches. */
 export class Deadline {
   private readonly endsAt: number;
-  private interrupted = false;
+  private interrupted: NodeJS.Signals | null = null;
   private readonly waiters = new Set<(e: Error) => void>();
   private readonly controller = new AbortController();
   private guard: Promise<never> | undefined;
@@ -20,9 +20,9 @@ export class Deadline {
     return this.controller.signal;
   }
 
-  interrupt(): void {
-    this.interrupted = true;
-    const e = new InterruptedError('interrupted by the user (SIGINT) while this cell was running');
+  interrupt(signal: NodeJS.Signals = 'SIGINT'): void {
+    this.interrupted = signal;
+    const e = this.interruptedError();
     this.controller.abort(e);
     for (const w of this.waiters) w(e);
   }
@@ -49,12 +49,16 @@ export class Deadline {
     return Promise.race([p, this.guard]);
   }
 
+  private interruptedError(): InterruptedError {
+    return new InterruptedError(`interrupted by ${this.interrupted === 'SIGINT' ? 'the user (SIGINT)' : this.interrupted} while this cell was running`);
+  }
+
   private timeoutError(): CellTimeoutError {
     return new CellTimeoutError(`${this.label} ran past its timeout of ${this.timeoutS} s (timeout_s in the config)`);
   }
 
   private failure(): Error | undefined {
-    if (this.interrupted) return new InterruptedError('interrupted by the user (SIGINT) while this cell was running');
+    if (this.interrupted) return this.interruptedError();
     if (Date.now() > this.endsAt) return this.timeoutError();
     return undefined;
   }

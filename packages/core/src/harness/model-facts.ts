@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { ModelFacts } from '../contracts/profile.js';
 import { DTypeSchema, type TensorSpec } from '../contracts/tensor.js';
 import type { ModelConfig } from '../config/schema.js';
@@ -20,10 +20,12 @@ function tensorSpecs(model: string, kind: 'input' | 'output', infos: ModelAnalys
 
 /** Analyses the ONNX file (once per path per sweep) and joins it with what the config says about the model. */
 export async function modelFacts(model: ModelConfig, resolvedPath: string): Promise<ModelFacts> {
-  try {
-    await access(resolvedPath);
-  } catch {
+  const info = await stat(resolvedPath).catch(() => undefined);
+  if (!info) {
     throw new ModelFileError(`model "${model.name}": file ${resolvedPath} does not exist. Fix models[].path (relative to the config file) or generate it (npm run generate).`);
+  }
+  if (!info.isFile()) {
+    throw new ModelFileError(`model "${model.name}": ${resolvedPath} is a ${info.isDirectory() ? 'directory' : 'special file'}, not an ONNX file. Point models[].path at the .onnx file itself.`);
   }
   const a = await analyzeModel(resolvedPath);
   const declared = model.optimization?.sparsity;

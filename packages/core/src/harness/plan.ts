@@ -10,6 +10,7 @@ import type { Experiment } from '../config/schema.js';
 import { modelFactsOnce, modelPath, probeOnce, type SweepContext } from './context.js';
 import { CellConfigError, EngineUnavailableError } from './errors.js';
 import { bindInputs, type Feeder } from './feeds.js';
+import type { Deadline } from './deadline.js';
 import { checkFit, concreteSpec } from './fit.js';
 import type { Profile } from '../contracts/profile.js';
 import type { Registry } from '../plugins/registry.js';
@@ -92,14 +93,15 @@ function planScorers(exp: Experiment, registry: Registry, facts: ModelFacts, cel
 }
 
 /** The plan phase: validates the cell, probes the engine, analyses the model and checks the data fits it. */
-export async function planCell(ctx: SweepContext, cell: Cell, profile: Profile): Promise<CellPlan> {
+export async function planCell(ctx: SweepContext, cell: Cell, profile: Profile, deadline: Deadline): Promise<CellPlan> {
   const exp = ctx.loaded.experiment;
   if (!Number.isInteger(cell.batchSize) || cell.batchSize <= 0) {
     throw new CellConfigError(`batch_sizes: ${cell.batchSize} is not a valid batch size; use a positive integer such as 1, 8 or 32.`);
   }
   const engine = ctx.registry.engine(cell.engine.name);
   const options = parseOptions(engine, cell);
-  const availability = await probeOnce(ctx, engine);
+  // Raced against the deadline so that Ctrl-C during a slow probe is an interruption, not an unavailable engine.
+  const availability = await deadline.run(probeOnce(ctx, engine));
   if (!availability.available) {
     throw new EngineUnavailableError(`engine ${engine.name} is not available here: ${availability.reason}. Fix: ${availability.fix}`);
   }
@@ -108,7 +110,7 @@ export async function planCell(ctx: SweepContext, cell: Cell, profile: Profile):
     throw new EngineUnavailableError(`engine ${engine.name} has no device "${cell.engine.device}"; it offers ${availability.devices.join(', ')}.`);
   }
   ctx.onProgress?.({ kind: 'phase', phase: 'analyse' });
-  const facts = await modelFactsOnce(ctx, cell.model);
+  const facts = await deadline.run(modelFactsOnce(ctx, cell.model));
   profile.model = facts;
   const precision = resolvePrecision(engine, cell, facts);
   if (ctx.dataset instanceof Error) throw ctx.dataset;

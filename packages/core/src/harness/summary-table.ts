@@ -21,7 +21,7 @@ export function formatSummary(profiles: Profile[]): string {
     const top1 = p.scores.find((s) => s.metric === 'top1');
     return [
       p.model_name,
-      p.engine.name,
+      p.engine.label ?? p.engine.name,
       p.engine.precision ? precisionCell(p.engine.precision) : '',
       String(p.workload.batch_size),
       p.status,

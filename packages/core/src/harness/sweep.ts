@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Dataset } from '../contracts/dataset.js';
@@ -32,7 +32,26 @@ export interface SweepResult {
   runId: string;
   profiles: Profile[];
   skippedByResume: number;
-  interrupted: boolean;
+  /** The signal that stopped the sweep after recording the cell in flight, if one did. */
+  interrupted: NodeJS.Signals | null;
+  /** Profiles the store refused, each kept as a JSON file beside the database with the store's reason. */
+  unstored: { profileId: string; file: string; error: string }[];
+}
+
+/** A Profile the store refused goes to `<db>.unstored/<profile id>.json`, so nothing measured is lost. */
+async function keepUnstored(dbPath: string, profile: Profile, error: unknown): Promise<{ profileId: string; file: string; error: string }> {
+  const dir = `${dbPath}.unstored`;
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${profile.profile_id}.json`);
+  const reason = error instanceof Error ? error.message : String(error);
+  // Non-finite numbers and BigInts are not JSON: written as strings so the file shows what the Profile held.
+  const json = JSON.stringify(
+    { store_error: reason, profile },
+    (_k, v: unknown) => (typeof v === 'bigint' || (typeof v === 'number' && !Number.isFinite(v)) ? String(v) : v),
+    2,
+  );
+  await writeFile(file, json);
+  return { profileId: profile.profile_id, file, error: reason };
 }
 
 /**
@@ -45,15 +64,17 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
   const runId = randomUUID();
   const workRoot = path.join(os.tmpdir(), `pbh-${runId}`);
   let deadline: Deadline | undefined;
-  let interrupted = false;
-  const onSigint = (): void => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    process.stderr.write('\nInterrupted: recording the cell in flight, then stopping (Ctrl-C again to quit at once).\n');
-    deadline?.interrupt();
+  let interrupted: NodeJS.Signals | null = null;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (interrupted) process.exit(signal === 'SIGTERM' ? 143 : 130);
+    interrupted = signal;
+    process.stderr.write(`\nInterrupted (${signal}): recording the cell in flight, then stopping (${signal === 'SIGINT' ? 'Ctrl-C' : 'the signal'} again to quit at once).\n`);
+    deadline?.interrupt(signal);
   };
-  process.on('SIGINT', onSigint);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const profiles: Profile[] = [];
+  const unstored: SweepResult['unstored'] = [];
   let skippedByResume = 0;
   try {
     const registry = await createRegistry(exp.plugins, opts.loaded.dir);
@@ -95,17 +116,24 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
       opts.progress?.cellStart(i, todo.length, `${cell.model.name} x ${cell.engineLabel} x b${cell.batchSize}`);
       deadline = new Deadline(exp.timeout_s, `cell ${cell.model.name} x ${cell.engineLabel} x batch ${cell.batchSize}`);
       const profile = await runCell(ctx, cell, deadline);
-      await store.writeProfile(profile);
+      try {
+        await store.writeProfile(profile);
+      } catch (e) {
+        const kept = await keepUnstored(opts.dbPath, profile, e);
+        unstored.push(kept);
+        process.stderr.write(`pbh: the store refused Profile ${kept.profileId} (${cell.model.name} x ${cell.engineLabel} x b${cell.batchSize}): ${kept.error}\n  kept as ${kept.file}; the sweep goes on.\n`);
+      }
       profiles.push(profile);
       opts.progress?.cellEnd(profile);
     }
     await ctx.reference.release().catch(() => undefined);
     await store.finishRun(runId);
   } finally {
-    process.off('SIGINT', onSigint);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     opts.progress?.done();
     await store.close();
     await rm(workRoot, { recursive: true, force: true }).catch(() => undefined);
   }
-  return { runId, profiles, skippedByResume, interrupted };
+  return { runId, profiles, skippedByResume, interrupted, unstored };
 }

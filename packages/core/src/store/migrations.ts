@@ -268,6 +268,7 @@ SELECT
   p.model_name AS model,
   row_number() OVER (PARTITION BY p.model_name ORDER BY p.throughput_mean DESC NULLS LAST, p.profile_id) AS rank_in_model,
   p.engine_name AS engine,
+  coalesce(p.engine_label, p.engine_name) AS engine_entry,
   p.engine_version,
   p.engine_device AS device,
   p.precision_executed AS precision,
@@ -308,7 +309,7 @@ ORDER BY model, throughput_sps DESC NULLS LAST, p.profile_id`;
 const V2_COMPARISONS = `CREATE VIEW comparisons AS
 WITH ok AS (
   SELECT
-    p.profile_id, p.run_id, p.model_name, p.batch_size, p.engine_device, p.engine_name,
+    p.profile_id, p.run_id, p.model_name, p.batch_size, p.engine_device, p.engine_name, coalesce(p.engine_label, p.engine_name) AS engine_entry,
     p.throughput_mean, CASE WHEN p.headline_boundary = 'engine' THEN p.engine_p50_ms ELSE p.predict_p50_ms END AS predict_p50_ms, p.precision_executed,
     COALESCE(
       max(p.correctness_reference_engine) OVER (PARTITION BY p.run_id, p.model_name, p.batch_size, p.engine_device),
@@ -332,10 +333,12 @@ SELECT
   o.batch_size,
   o.engine_device AS device,
   o.engine_name AS engine,
+  o.engine_entry,
   o.precision_executed AS precision,
   o.throughput_mean AS throughput_sps,
   o.predict_p50_ms AS p50_ms,
   b.engine_name AS baseline_engine,
+  b.engine_entry AS baseline_engine_entry,
   b.precision_executed AS baseline_precision,
   CASE WHEN b.engine_name IS NOT DISTINCT FROM o.reference_engine THEN 'reference' ELSE 'fastest' END AS baseline_kind,
   b.throughput_mean AS baseline_throughput_sps,
@@ -357,7 +360,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 2,
-    description: 'profiles: precision requested/executed/evidence, engine_process, headline_boundary, transport latency; views show precision and rank by the headline boundary',
+    description: 'profiles: precision requested/executed/evidence, engine_process, engine_label, headline_boundary, transport latency; views show precision and rank by the headline boundary',
     statements: [
       'DROP VIEW leaderboard',
       'DROP VIEW comparisons',
@@ -365,6 +368,7 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE profiles ADD COLUMN precision_executed VARCHAR',
       'ALTER TABLE profiles ADD COLUMN precision_evidence VARCHAR',
       'ALTER TABLE profiles ADD COLUMN engine_process VARCHAR',
+      'ALTER TABLE profiles ADD COLUMN engine_label VARCHAR',
       'ALTER TABLE profiles ADD COLUMN headline_boundary VARCHAR',
       ...['profiles', 'sessions'].flatMap((table) =>
         ['mean', 'std', 'p50', 'p90', 'p99'].map((stat) => `ALTER TABLE ${table} ADD COLUMN transport_${stat}_ms DOUBLE`),

@@ -120,6 +120,7 @@ export function profileRow(profile: Profile): Row {
     model_weights: model?.weights ?? null,
     model_path: model?.path ?? null,
     engine_name: engine.name,
+    engine_label: engine.label,
     engine_version: engine.version,
     engine_device: engine.device,
     engine_options: JSON.stringify(engine.options),

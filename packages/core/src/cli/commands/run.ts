@@ -23,7 +23,8 @@ Options:
   --resume       skip cells already stored with status ok (same cell key) in this database
   --only KEYS    run only these cell keys (every Profile's reproduce command uses this)
 
-Exit code 0 when every cell is ok or skipped, 1 when any failed, timed out or gave invalid output, 130 on Ctrl-C.`,
+Exit code 0 when every cell is ok or skipped, 1 when any failed, timed out, gave invalid output or could not be
+stored (it is then kept as JSON beside the database), 130 on Ctrl-C, 143 on SIGTERM (the cell in flight is recorded).`,
   options: { db: { type: 'string' }, resume: { type: 'boolean' }, only: { type: 'string' } },
   async run({ values, positionals }) {
     const file = positionals[0];
@@ -44,8 +45,11 @@ Exit code 0 when every cell is ok or skipped, 1 when any failed, timed out or ga
     const parts = Object.entries(counts).map(([k, v]) => `${v} ${k}`);
     if (result.skippedByResume) parts.push(`${result.skippedByResume} already stored (--resume)`);
     process.stdout.write(`\nrun ${result.runId}: ${parts.join(', ') || 'nothing to do'}; stored in ${dbPath}\n`);
-    if (result.interrupted) return EXIT.interrupted;
-    const bad = result.profiles.some((p) => p.status === 'failed' || p.status === 'timeout' || p.status === 'invalid_output');
+    if (result.unstored.length) {
+      process.stdout.write(`${result.unstored.length} Profile(s) could not be stored and were kept as JSON: ${result.unstored.map((u) => u.file).join(', ')}\n`);
+    }
+    if (result.interrupted) return result.interrupted === 'SIGTERM' ? EXIT.terminated : EXIT.interrupted;
+    const bad = result.unstored.length > 0 || result.profiles.some((p) => p.status === 'failed' || p.status === 'timeout' || p.status === 'invalid_output');
     return bad ? EXIT.partial : EXIT.ok;
   },
 };
