@@ -68,7 +68,7 @@ export const PublishedProfileSchema = z.object({
    * or predict for Profiles stored before schema v2 (what they were ranked by).
    */
   latency_boundary: HeadlineSchema,
-  /** The latency figures the leaderboard ranks and prints, milliseconds per batch at latency_boundary. */
+  /** The latency figures the leaderboard prints, milliseconds per batch at latency_boundary. */
   p50_ms: num,
   p99_ms: num,
   /** Milliseconds per batch at each boundary; null where the boundary was not measured. */
