@@ -1,7 +1,7 @@
 import type { ProfileEntry } from './data.js';
 
 /**
- * Comparisons use each cell's CURRENT result: the latest ok Profile per (model, engine, device,
+ * Comparisons use each cell's CURRENT result: the latest ok Profile per (model, engine, precision, device,
  * batch size, hardware). Older runs stay on the History page.
  */
 export function currentProfiles(profiles: ProfileEntry[]): ProfileEntry[] {
@@ -20,6 +20,16 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
   return new Map([...groups.entries()].sort(([a], [b]) => a.localeCompare(b)));
 }
 
+/**
+ * The series each Profile belongs to in a comparison: its engine, with the precision where these Profiles hold that
+ * engine at more than one (precision is part of the cell: openvino at fp32 and at bf16 are two lines, not one).
+ */
+export function engineSeries(profiles: readonly ProfileEntry[]): (p: ProfileEntry) => string {
+  const precisions = new Map<string, Set<string | null>>();
+  for (const p of profiles) precisions.set(p.engine_name, (precisions.get(p.engine_name) ?? new Set()).add(p.precisionLabel));
+  return (p) => ((precisions.get(p.engine_name)?.size ?? 0) > 1 ? `${p.engine_name} ${p.precisionLabel ?? 'precision unknown'}` : p.engine_name);
+}
+
 export interface SpeedupMatrix {
   model: string;
   modelSlug: string;
@@ -29,11 +39,12 @@ export interface SpeedupMatrix {
   engines: { name: string; throughput: number; profile: ProfileEntry }[];
 }
 
-/** Per model, device, batch size and hardware: every engine's throughput; cell (row, column) = row / column. */
+/** Per model, device, batch size and hardware: every engine's (engine and precision's) throughput; cell (row, column) = row / column. */
 export function speedupMatrices(current: ProfileEntry[]): SpeedupMatrix[] {
   const groups = groupBy(current, (p) => [p.model_name, p.engine_device, String(p.batch_size).padStart(6, '0'), p.hardware].join('\u0000'));
   return [...groups.values()].map((members) => {
     const first = members[0]!;
+    const series = engineSeries(members);
     return {
       model: first.model_name,
       modelSlug: first.modelSlug,
@@ -41,7 +52,7 @@ export function speedupMatrices(current: ProfileEntry[]): SpeedupMatrix[] {
       batchSize: first.batch_size,
       hardware: first.hardware,
       engines: members
-        .map((p) => ({ name: p.engine_name, throughput: p.throughput_mean ?? 0, profile: p }))
+        .map((p) => ({ name: series(p), throughput: p.throughput_mean ?? 0, profile: p }))
         .sort((a, b) => a.name.localeCompare(b.name)),
     };
   });

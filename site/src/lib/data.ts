@@ -1,4 +1,5 @@
 import { readSiteData, type ProfileStatus, type PublishedProfile, type PublishedRun } from '@pbh/core';
+import { precisionText } from './labels.js';
 import { slugFor } from './slug.js';
 import { exitIfStoreLocked, siteDbPath } from './site-db.js';
 
@@ -8,10 +9,12 @@ export interface ProfileEntry extends PublishedProfile {
   engineSlug: string;
   /** CPU model and threads (and GPUs), what "hardware" means in filters and comparisons. */
   hardware: string;
-  /** (model, engine, device, batch size, hardware): one line on the History page. */
+  /** Executed precision, with the request where the runtime did something else (labels.ts precisionText). */
+  precisionLabel: string | null;
+  /** (model, engine, precision, device, batch size, hardware): one line on the History page. */
   seriesKey: string;
   seriesSlug: string;
-  /** top-1 where it was scored, else the first higher-is-better score. */
+  /** top-1 where it was scored (of any output), else the first higher-is-better score. */
   accuracy: number | null;
   accuracyMetric: string | null;
 }
@@ -64,18 +67,23 @@ async function loadSiteData(): Promise<SiteData> {
   const slugs = profileSlugs(published.profiles.map((p) => p.profile_id));
   const profiles: ProfileEntry[] = published.profiles.map((p) => {
     const hardware = hardwareLabel(p);
-    const seriesKey = [p.model_name, p.engine_name, p.engine_device, `batch ${p.batch_size}`, hardware].join(' · ');
-    const other = p.profile.scores.find((s) => s.higher_is_better);
+    const precisionLabel = precisionText(p.precision, p.precision_requested);
+    // Precision is part of the cell: fp32 and bf16 of one engine are two series, never one moving line.
+    const seriesKey = [p.model_name, p.engine_name, precisionLabel ?? 'precision unknown', p.engine_device, `batch ${p.batch_size}`, hardware].join(' · ');
+    // A scorer that reads a non-first output names it (top1@probs); it is still top-1.
+    const top1 = p.profile.scores.find((s) => s.metric === 'top1' || s.metric.startsWith('top1@'));
+    const chosen = top1 ?? p.profile.scores.find((s) => s.higher_is_better);
     return {
       ...p,
       slug: slugs.get(p.profile_id) ?? slugFor(p.profile_id),
       modelSlug: slugFor(p.model_name),
       engineSlug: slugFor(p.engine_name),
       hardware,
+      precisionLabel,
       seriesKey,
       seriesSlug: slugFor(seriesKey),
-      accuracy: p.top1 ?? other?.value ?? null,
-      accuracyMetric: p.top1 !== null ? 'top1' : (other?.metric ?? null),
+      accuracy: chosen?.value ?? null,
+      accuracyMetric: chosen?.metric ?? null,
     };
   });
   return {

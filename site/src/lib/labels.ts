@@ -1,0 +1,22 @@
+import type { Precision, PublishedProfile } from '@pbh/core';
+
+/**
+ * The executed precision, with what was asked for when the runtime did something else ("fp32 (asked bf16)"):
+ * a runtime that ignores a request must not pass for one that honoured it. Null before a precision was resolved,
+ * and in Profiles stored before precision was recorded.
+ */
+export function precisionText(executed: Precision | null, requested: Precision | null): string | null {
+  if (executed === null) return null;
+  return requested === null || requested === executed ? executed : `${executed} (asked ${requested})`;
+}
+
+/**
+ * The boundary a set of headline latencies is at, for a column heading or an axis: the one boundary they share, or
+ * "headline" when they mix (an engine that does not report its time is headlined at predict), in which case each
+ * value names its own. Only measured rows count.
+ */
+export function latencyHeading(profiles: readonly PublishedProfile[]): { label: PublishedProfile['latency_boundary'] | 'headline'; mixed: boolean } {
+  const boundaries = new Set(profiles.filter((p) => p.p50_ms !== null).map((p) => p.latency_boundary));
+  const [only] = boundaries;
+  return boundaries.size === 1 && only !== undefined ? { label: only, mixed: false } : { label: 'headline', mixed: boundaries.size > 1 };
+}
