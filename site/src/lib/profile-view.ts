@@ -4,12 +4,33 @@ import { colorAt } from '../charts/svg.js';
 import { xyChart } from '../charts/xy-chart.js';
 import { fmtFlops, fmtNum, fmtPct } from './format.js';
 
+/** What each timing boundary covers, in the order the site lists them: the headline first. */
 export const BOUNDARIES: { key: Boundary; label: string; meaning: string }[] = [
-  { key: 'engine', label: 'engine', meaning: 'time inside the runtime, as it reports it or as measured next to it' },
+  { key: 'engine', label: 'engine', meaning: "measured in the runtime's process around its call, inputs and outputs wrapped — the headline" },
   { key: 'predict', label: 'predict', meaning: "the harness' call, including any IPC to a worker" },
+  { key: 'transport', label: 'transport', meaning: 'predict − engine per batch: the transport between PBH and a worker, or the in-process call' },
   { key: 'end_to_end', label: 'end_to_end', meaning: 'preprocess + predict' },
   { key: 'model_only', label: 'model_only', meaning: 'the runtime timing a resident input, no IPC (native workers)' },
 ];
+
+export function boundaryMeaning(key: Boundary): string {
+  return BOUNDARIES.find((b) => b.key === key)?.meaning ?? key;
+}
+
+/** Which process the CPU and memory metrics measured, in words. */
+export function processText(process: StoredProfile['engine']['process']): string {
+  if (process === 'harness') return "PBH's own process, where this engine runs in process";
+  if (process === 'worker') return "the engine's worker process, not PBH's";
+  return 'not recorded (the model was never prepared, or the Profile predates this record)';
+}
+
+/** How the accuracy pass ran a last batch smaller than the batch size, in words. */
+export function lastBatchText(lastBatch: StoredProfile['workload']['last_batch']): string {
+  if (lastBatch === 'none') return 'every batch was full';
+  if (lastBatch === 'dynamic') return 'the last, smaller batch ran at its own size';
+  if (lastBatch === 'padded') return "the last batch was padded to the batch size and the padding's outputs dropped";
+  return 'last-batch handling not recorded';
+}
 
 /** Most points an ECDF line keeps: quantiles beyond this add bytes, not information. */
 const ECDF_POINTS = 160;
