@@ -4,14 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Dataset } from '../contracts/dataset.js';
 import type { Profile } from '../contracts/profile.js';
-import { expandCells } from '../config/keys.js';
+import { expandCells, type Cell } from '../config/keys.js';
 import type { LoadedExperiment } from '../config/load.js';
 import { loadDataset } from '../dataset/load.js';
 import { createRegistry } from '../plugins/registry.js';
 import { openStore } from '../store/index.js';
 import { collectSystemInfo } from '../system/info.js';
 import { findVenvPython } from '../worker/venv.js';
+import { blankProfile } from './assemble.js';
 import { runCell } from './cell.js';
+import { Watchdog, WATCHDOG_GRACE_MS } from './watchdog.js';
 import type { SweepContext } from './context.js';
 import { Deadline } from './deadline.js';
 import type { ProgressSink } from './progress.js';
@@ -55,6 +57,20 @@ async function keepUnstored(dbPath: string, profile: Profile, error: unknown): P
 }
 
 /**
+ * Arms the watchdog for one cell: should the cell hold the harness's thread WATCHDOG_GRACE_MS past its timeout, its
+ * timeout Profile is kept beside the database (as a refused Profile is) before the process is ended.
+ */
+function armWatchdog(watchdog: Watchdog, dbPath: string, ctx: SweepContext, cell: Cell, timeoutS: number): void {
+  const profile = blankProfile(ctx, cell);
+  profile.status = 'timeout';
+  profile.error =
+    `cell ${cell.model.name} x ${cell.engineLabel} x batch ${cell.batchSize} held the harness's thread ${WATCHDOG_GRACE_MS / 1000} s past its timeout of ${timeoutS} s ` +
+    `(an in-process engine that blocks in a call, e.g. a busy loop in predict): PBH ended the process. Earlier cells are stored; rerun with --resume.`;
+  const file = path.join(`${dbPath}.unstored`, `${profile.profile_id}.json`);
+  watchdog.arm(Date.now() + timeoutS * 1000 + WATCHDOG_GRACE_MS, file, JSON.stringify({ store_error: 'the process was ended by the watchdog', profile }, null, 2), `pbh: ${profile.error} Its timeout Profile is kept as ${file}.`);
+}
+
+/**
  * Runs every cell of the sweep in order, one Profile per cell, each stored in its own transaction as soon as it
  * exists, so Ctrl-C or a crash never loses what was measured. SIGINT stops after the cell in flight is recorded.
  */
@@ -75,6 +91,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
   process.on('SIGTERM', onSignal);
   const profiles: Profile[] = [];
   const unstored: SweepResult['unstored'] = [];
+  const watchdog = new Watchdog();
   let skippedByResume = 0;
   try {
     const registry = await createRegistry(exp.plugins, opts.loaded.dir);
@@ -115,7 +132,9 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
       if (interrupted) break;
       opts.progress?.cellStart(i, todo.length, `${cell.model.name} x ${cell.engineLabel} x b${cell.batchSize}`);
       deadline = new Deadline(exp.timeout_s, `cell ${cell.model.name} x ${cell.engineLabel} x batch ${cell.batchSize}`);
+      armWatchdog(watchdog, opts.dbPath, ctx, cell, exp.timeout_s);
       const profile = await runCell(ctx, cell, deadline);
+      watchdog.disarm();
       try {
         await store.writeProfile(profile);
       } catch (e) {
@@ -129,6 +148,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
     await ctx.reference.release().catch(() => undefined);
     await store.finishRun(runId);
   } finally {
+    await watchdog.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     opts.progress?.done();
