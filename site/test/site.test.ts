@@ -3,9 +3,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { EXPORTED_RELATIONS, openStore, ProfileSchema, runQuery, SITE_BUILD_LOCKED_EXIT } from '@pbh/core';
+import { EXPORTED_RELATIONS, openStore, ProfileSchema, runQuery, SITE_BUILD_LOCKED_EXIT, type Profile } from '@pbh/core';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fmtNum } from '../src/lib/format.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const SITE_DIR = path.join(ROOT, 'site');
@@ -148,7 +149,14 @@ beforeAll(async () => {
       model(HOSTILE, 'digits_cnn.onnx'),
     ],
     // openvino and tvm join when their packages are installed; otherwise their cells are failed Profiles, which the site must show.
-    engines: [{ name: 'onnxruntime', options: { intraOpNumThreads: 2 } }, { name: 'openvino' }, { name: 'tvm' }],
+    // openvino-bf16 asks for bf16, which OpenVINO executes only on CPUs with bf16 arithmetic: elsewhere the site must say "fp32 (asked bf16)".
+    engines: [
+      { name: 'onnxruntime', options: { intraOpNumThreads: 2 } },
+      { name: 'openvino' },
+      { name: 'openvino', label: 'openvino-bf16', precision: 'bf16' },
+      { name: 'tvm' },
+    ],
+    exclude: [{ model: HOSTILE, engine: 'openvino-bf16' }, { model: 'digits_cnn_sparse50', engine: 'openvino-bf16' }],
     batch_sizes: [1, 8],
     warmup_batches: 1,
     sessions: 2,
@@ -285,7 +293,7 @@ describe('pbh site build from a real pbh run', () => {
     await page.goto(url('index.html'));
     const okRows = page.locator('table#lb tbody tr:not(.x)');
     const throughputs = async (): Promise<number[]> =>
-      (await okRows.locator('td:nth-child(7)').allTextContents()).map((t) => Number(t.replace(/,/g, '')));
+      (await okRows.locator('td:nth-child(8)').allTextContents()).map((t) => Number(t.replace(/,/g, '')));
     await page.getByRole('button', { name: 'Samples/s' }).click();
     const descending = await throughputs();
     expect(descending.length).toBe(counts.ok);
@@ -313,6 +321,98 @@ describe('pbh site build from a real pbh run', () => {
     expect(hidden.length).toBe(counts.total - counts.ok);
     await page.locator('select[data-status]').selectOption('');
     await page.screenshot({ path: path.join(SHOTS, 'leaderboard.png'), fullPage: false });
+  });
+
+  /** The full Profile a leaderboard row links to, from the site's own download beside its page. */
+  const linkedProfile = (href: string): Profile => {
+    const slug = /profiles\/([^/]+)\.html$/.exec(href)?.[1] ?? '';
+    return ProfileSchema.parse(JSON.parse(readFileSync(path.join(out, 'data', 'profiles', `${slug}.json`), 'utf8')));
+  };
+  const precisionText = (p: Profile): string => {
+    const facts = p.engine.precision;
+    if (!facts) return '—';
+    return facts.executed === facts.requested ? facts.executed : `${facts.executed} (asked ${facts.requested})`;
+  };
+
+  it("shows each Profile's executed precision, with the request where the runtime did otherwise, and the headline latency labelled", async () => {
+    await page.goto(url('index.html'));
+    const headings = (await page.locator('table#lb thead th').allTextContents()).map((t) => t.trim());
+    // Every built-in engine reports its own time, so the whole table is at the engine boundary and says so.
+    expect(headings.slice(4, 10)).toEqual(['Batch', 'Precision', 'Hardware', 'Samples/s', 'p50 ms (engine)', 'p99 ms (engine)']);
+    const rows = await page.locator('table#lb tbody tr').evaluateAll((trs: HTMLTableRowElement[]) =>
+      trs.map((tr) => ({
+        ok: !tr.classList.contains('x'),
+        precision: tr.cells[5]?.textContent ?? '',
+        p50: tr.cells[8]?.textContent ?? '',
+        p99: tr.cells[9]?.textContent ?? '',
+        href: tr.querySelector('a[href^="profiles/"]')?.getAttribute('href') ?? '',
+      })),
+    );
+    expect(rows).toHaveLength(counts.total);
+    for (const row of rows) {
+      const profile = linkedProfile(row.href);
+      expect(row.precision, row.href).toBe(precisionText(profile));
+      if (!row.ok) continue;
+      expect(profile.headline_boundary, row.href).toBe('engine');
+      expect(row.p50, row.href).toBe(fmtNum(profile.latency.engine!.p50 / 1e6));
+      expect(row.p99, row.href).toBe(fmtNum(profile.latency.engine!.p99 / 1e6));
+    }
+
+    // Where OpenVINO ran, the bf16 entry's rows say what executed and what was asked.
+    const askedBf16 = rows.filter((r) => r.ok && linkedProfile(r.href).engine.precision?.requested === 'bf16');
+    if (rows.some((r) => r.ok && linkedProfile(r.href).engine.name === 'openvino')) expect(askedBf16).toHaveLength(2);
+    for (const row of askedBf16) expect(row.precision).toMatch(/^(bf16|fp32 \(asked bf16\))$/);
+    if (askedBf16.length > 0) {
+      await page.locator('select[data-col="5"]').selectOption(askedBf16[0]!.precision);
+      const shown = await page.locator('table#lb tbody tr:not([hidden]) td:nth-child(6)').allTextContents();
+      expect(new Set(shown)).toEqual(new Set([askedBf16[0]!.precision]));
+      await page.locator('select[data-col="5"]').selectOption('');
+    }
+
+    // The downloads carry the leaderboard view's fields: the headline figures with their boundary, and precision.
+    const csv = readFileSync(path.join(out, 'data', 'leaderboard.csv'), 'utf8').split('\r\n')[0]!.split(',');
+    expect(csv).toEqual(expect.arrayContaining(['precision', 'precision_requested', 'latency_boundary', 'p50_ms', 'p99_ms', 'engine_p99_ms', 'predict_p50_ms', 'transport_p50_ms']));
+    const json = JSON.parse(readFileSync(path.join(out, 'data', 'leaderboard.json'), 'utf8')) as Record<string, unknown>[];
+    for (const row of json.filter((r) => r.status === 'ok')) {
+      expect(row).toMatchObject({ latency_boundary: 'engine', p50_ms: row.engine_p50_ms, p99_ms: row.engine_p99_ms, precision: expect.any(String), precision_requested: expect.any(String) });
+      expect(row.transport_p50_ms).toEqual(expect.any(Number));
+    }
+  });
+
+  it('shows on a Profile page the precision with its evidence, the headline boundary, transport, the gate and what was timed and scored', async () => {
+    await page.goto(url('index.html'));
+    const hrefs = await page.locator('table#lb tbody tr:not(.x) a[href^="profiles/"]').evaluateAll((links) => links.map((a) => a.getAttribute('href') ?? ''));
+    const ok = hrefs.map((href) => ({ href, profile: linkedProfile(href) }));
+    // The bf16 entry where OpenVINO ran (its evidence is the runtime's own account), else any reference-checked one.
+    const chosen = ok.find((c) => c.profile.engine.precision?.requested === 'bf16') ?? ok.find((c) => c.profile.correctness !== null) ?? ok[0]!;
+    const profile = chosen.profile;
+    const precision = profile.engine.precision!;
+    await page.goto(url(chosen.href));
+    const fact = (name: string) => page.locator('dl.facts dt', { hasText: new RegExp(`^${name}$`) }).locator('xpath=following-sibling::dd[1]').textContent();
+
+    const precisionFact = await fact('Precision');
+    expect(precisionFact).toContain(`executed ${precision.executed}, asked for ${precision.requested}, the model file's own ${precision.model}.`);
+    expect(precisionFact).toContain(precision.evidence);
+    if (precision.executed !== precision.requested) expect(precisionFact).toContain(`did not execute the ${precision.requested} asked for`);
+    expect(await page.locator('p.note', { hasText: 'Headline boundary:' }).textContent()).toContain("Headline boundary: engine (measured in the runtime's process around its call");
+
+    const boundaries = await page.locator('table.num', { hasText: 'Boundary' }).first().locator('tbody td:first-child').allTextContents();
+    expect(boundaries).toEqual(expect.arrayContaining(['engine (headline)', 'predict', 'transport']));
+    const meanings = await page.locator('p.note', { hasText: 'Boundaries:' }).textContent();
+    expect(meanings).toContain('transport = predict − engine per batch: the transport between PBH and a worker, or the in-process call;');
+    expect(meanings).toContain("engine = measured in the runtime's process around its call, inputs and outputs wrapped — the headline;");
+    expect(await page.locator('ul.legend li').allTextContents()).toEqual(expect.arrayContaining([`transport (n=${profile.latency.transport!.n})`]));
+
+    const samples = await fact('Samples');
+    expect(samples).toContain(`timed: ${profile.workload.sessions} sessions × ${profile.workload.samples_per_session} samples`);
+    expect(samples).toContain(`scored: ${profile.workload.samples_scored} samples in the accuracy pass`);
+    expect(await fact('CPU and memory metrics')).toContain(profile.engine.process === 'worker' ? "the engine's worker process" : "PBH's own process");
+    if (profile.correctness) {
+      const gate = await fact('Correctness');
+      expect(gate).toContain(`Tolerance rule: ${profile.correctness.tolerance_rule}.`);
+      for (const output of profile.correctness.outputs) expect(gate).toContain(output.name);
+    }
+    await page.screenshot({ path: path.join(SHOTS, 'profile-precision.png'), fullPage: true });
   });
 
   it('shows the hostile model name as text everywhere, and no dialog fires', async () => {
