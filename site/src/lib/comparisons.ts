@@ -24,7 +24,7 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
  * The series each Profile belongs to in a comparison: its engine, with the precision where these Profiles hold that
  * engine at more than one (precision is part of the cell: openvino at fp32 and at bf16 are two lines, not one).
  */
-export function engineSeries(profiles: readonly ProfileEntry[]): (p: ProfileEntry) => string {
+export function engineSeries<P extends Pick<ProfileEntry, 'engine_name' | 'precisionLabel'>>(profiles: readonly P[]): (p: P) => string {
   const precisions = new Map<string, Set<string | null>>();
   for (const p of profiles) precisions.set(p.engine_name, (precisions.get(p.engine_name) ?? new Set()).add(p.precisionLabel));
   return (p) => ((precisions.get(p.engine_name)?.size ?? 0) > 1 ? `${p.engine_name} ${p.precisionLabel ?? 'precision unknown'}` : p.engine_name);

@@ -15,7 +15,9 @@ export function precisionText(executed: Precision | null, requested: Precision |
  * "headline" when they mix (an engine that does not report its time is headlined at predict), in which case each
  * value names its own. Only measured rows count.
  */
-export function latencyHeading(profiles: readonly PublishedProfile[]): { label: PublishedProfile['latency_boundary'] | 'headline'; mixed: boolean } {
+export function latencyHeading(
+  profiles: readonly Pick<PublishedProfile, 'p50_ms' | 'latency_boundary'>[],
+): { label: PublishedProfile['latency_boundary'] | 'headline'; mixed: boolean } {
   const boundaries = new Set(profiles.filter((p) => p.p50_ms !== null).map((p) => p.latency_boundary));
   const [only] = boundaries;
   return boundaries.size === 1 && only !== undefined ? { label: only, mixed: false } : { label: 'headline', mixed: boundaries.size > 1 };
