@@ -15,7 +15,14 @@ export { builtinScorers } from './scorers/index.js';
 export { builtinMetrics } from './metrics/index.js';
 
 // Native engines: the worker protocol's TypeScript side and the project venv.
-export { createNativeEngine, DEFAULT_NATIVE_TIMEOUTS, type NativeEngineOptions, type NativeEngineTimeouts } from './worker/native-engine.js';
+export {
+  createNativeEngine,
+  DEFAULT_NATIVE_TIMEOUTS,
+  type NativeEngine,
+  type NativeEngineOptions,
+  type NativeEngineTimeouts,
+  type NativePreparedModel,
+} from './worker/native-engine.js';
 export { findVenvPython, VENV_FIX, type PythonLocation } from './worker/venv.js';
 export { liveWorkerCount } from './worker/orphans.js';
 

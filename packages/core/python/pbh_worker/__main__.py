@@ -20,16 +20,17 @@ def _serve_startup_failure(error: BaseException) -> int:
     traceback.print_exception(error)
     kind = "import_error" if isinstance(error, ImportError) else "startup_failed"
     channel = claim_stdio()
-    request = None
+    line = None
+    request_id = None
     try:
-        request = channel.read_request()
+        line = channel.read_line()
+        request_id = channel.read_request(line)[0].get("id") if line else None
     except Exception:  # noqa: BLE001 - whatever was sent, the answer is the startup failure
         pass
-    request_id = request[0].get("id") if request else None
     reply = _error_reply(request_id, error, kind, fatal=True)
     reply["error"] = f"worker script {sys.argv[0]} failed to start: {type(error).__name__}: {error}"
     reply["rss_peak_bytes"] = rss_peak_bytes()
-    if request is not None:
+    if line:
         channel.write_reply(reply)
     return 1
 

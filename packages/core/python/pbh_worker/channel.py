@@ -50,8 +50,8 @@ class Channel:
         self._reader = reader
         self._writer = writer
 
-    def read_request(self) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
-        """The next request, or None at end of input (the parent closed stdin or died)."""
+    def read_line(self) -> bytes | None:
+        """The next request's header line (ending in a newline), or None at end of input (the parent closed stdin or died)."""
         line = self._reader.readline(MAX_HEADER_BYTES + 1)
         if not line:
             return None
@@ -59,6 +59,10 @@ class Channel:
             if len(line) > MAX_HEADER_BYTES:
                 raise ProtocolError(f"request header longer than {MAX_HEADER_BYTES} bytes without a newline")
             raise ProtocolError(f"input ended inside a request header: {line[:200]!r}")
+        return line
+
+    def read_request(self, line: bytes) -> tuple[dict[str, Any], list[tuple[str, np.ndarray]]]:
+        """Parse a header line and read the tensors it announces, in header order (names may repeat: load_samples)."""
         try:
             header = json.loads(line)
         except ValueError as e:
@@ -68,11 +72,7 @@ class Channel:
         specs = header.get("tensors") or []
         if not isinstance(specs, list):
             raise ProtocolError(f'request "tensors" must be a list, got {type(specs).__name__}')
-        tensors: dict[str, np.ndarray] = {}
-        for spec in specs:
-            name, array = self._read_tensor(spec)
-            tensors[name] = array
-        return header, tensors
+        return header, [self._read_tensor(spec) for spec in specs]
 
     def _read_tensor(self, spec: Any) -> tuple[str, np.ndarray]:
         try:
@@ -120,8 +120,9 @@ class Channel:
                 self._writer.write(memoryview(array.reshape(-1).view(np.uint8)))
         self._writer.flush()
 
-    def write_raw(self, data: bytes) -> None:
-        """Bytes straight onto the frame stream; only tests use it, to prove the client rejects garbage."""
+    def write_bytes(self, data: bytes) -> None:
+        """Bytes straight onto the frame stream: a reply encoded by the caller (the `run` fast path), or, in tests,
+        garbage that proves the client rejects it."""
         self._writer.write(data)
         self._writer.flush()
 

@@ -6,12 +6,13 @@ import ctypes
 import importlib
 import os
 import platform
+import re
 import resource
 import signal
 import sys
 import time
 import traceback
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 import numpy as np
 
@@ -19,7 +20,8 @@ from .channel import Channel, claim_stdio
 from .errors import ProtocolError, WorkerError
 from .runtime import Runtime
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
+_now = time.perf_counter_ns
 _PR_SET_PDEATHSIG = 1
 # ru_maxrss is KiB on Linux and bytes on macOS.
 _RSS_UNIT = 1 if sys.platform == "darwin" else 1024
@@ -59,12 +61,28 @@ def _int_field(header: dict[str, Any], key: str, minimum: int = 0) -> int:
     return value
 
 
+# The `run` request exactly as the TypeScript client writes it: matched without a JSON parse. Any other spelling of a
+# run (other field order, extra fields) takes the general path and gets the same answer.
+_RUN_REQUEST = re.compile(rb'\{"id":(\d+),"cmd":"run","index":(\d+)\}\n')
+_RUN_REPLY = b'{"id":%d,"ok":true,"engine_ns":%d,"rss_peak_bytes":%d}\n'
+_COMMANDS = "hello, load, load_samples, run, infer, bench, profile, close"
+
+
+def _named(tensors: list[tuple[str, np.ndarray]], cmd: str) -> dict[str, np.ndarray]:
+    named = dict(tensors)
+    if len(named) != len(tensors):
+        raise WorkerError("bad_request", f'"{cmd}" names a tensor twice: {[name for name, _ in tensors]}')
+    return named
+
+
 class _Dispatcher:
     def __init__(self, runtime: Runtime):
         self.runtime = runtime
         self.loaded = False
+        # Batches the runtime holds from the last load_samples; `run` indexes them.
+        self.resident = 0
 
-    def handle(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, np.ndarray] | None]:
+    def handle(self, header: dict[str, Any], tensors: list[tuple[str, np.ndarray]]) -> tuple[dict[str, Any], dict[str, np.ndarray] | None]:
         cmd = header["cmd"]
         if cmd == "hello":
             return self.hello(header), None
@@ -73,15 +91,22 @@ class _Dispatcher:
         if cmd == "close":
             self.runtime.close()
             return {}, None
-        if cmd in ("infer", "bench", "profile"):
+        if cmd in ("load_samples", "run", "infer", "bench", "profile"):
             if not self.loaded:
                 raise WorkerError("bad_request", f'"{cmd}" before a successful "load": send load first')
+            if cmd == "load_samples":
+                return self.load_samples(header, tensors), None
+            if cmd == "run":
+                return {"engine_ns": self.run(_int_field(header, "index"))}, None
             if cmd == "infer":
-                return self.infer(tensors)
+                return self.infer(_named(tensors, cmd))
             if cmd == "bench":
-                return self.bench(tensors, _int_field(header, "iterations", 1)), None
-            return {"layers": self.runtime.profile(tensors, _int_field(header, "iterations", 1))}, None
-        raise WorkerError("bad_request", f'unknown command "{cmd}" (known: hello, load, infer, bench, profile, close)')
+                iterations = _int_field(header, "iterations", 1)
+                if header.get("resident") is True:
+                    return {"iteration_ns": self.bench_resident(iterations)}, None
+                return self.bench(_named(tensors, cmd), iterations), None
+            return {"layers": self.runtime.profile(_named(tensors, cmd), _int_field(header, "iterations", 1))}, None
+        raise WorkerError("bad_request", f'unknown command "{cmd}" (known: {_COMMANDS})')
 
     def hello(self, header: dict[str, Any]) -> dict[str, Any]:
         for module in header.get("require") or []:
@@ -102,6 +127,8 @@ class _Dispatcher:
         self.runtime.work_dir = header.get("work_dir")
         self.runtime.seed = int(header.get("seed") or 0)
         self.loaded = False
+        # Samples were made for the model being replaced.
+        self.resident = 0
         result = self.runtime.load(
             model_path,
             _int_field(header, "batch_size", 0),
@@ -112,6 +139,41 @@ class _Dispatcher:
         )
         self.loaded = True
         return result
+
+    def load_samples(self, header: dict[str, Any], tensors: list[tuple[str, np.ndarray]]) -> dict[str, Any]:
+        # A refused set replaces the earlier one too: runs must never silently use batches the caller meant to replace.
+        self.resident = 0
+        count = _int_field(header, "batches", 1)
+        if not tensors or len(tensors) % count:
+            raise WorkerError("bad_request", f'"load_samples" announced {count} batches but sent {len(tensors)} tensors: send the same inputs for every batch, batch-major')
+        per_batch = len(tensors) // count
+        batches = [_named(tensors[b * per_batch : (b + 1) * per_batch], "load_samples") for b in range(count)]
+        names = set(batches[0])
+        for index, batch in enumerate(batches):
+            if set(batch) != names:
+                raise WorkerError("bad_request", f'"load_samples" batch {index} has inputs {sorted(batch)}, batch 0 has {sorted(names)}')
+        self.runtime.load_samples(batches)
+        self.resident = count
+        return {"batches": count, "bytes": sum(array.nbytes for _, array in tensors)}
+
+    def run(self, index: int) -> int:
+        """Runs resident batch `index`; the time of the runtime's call in ns (the runtime wraps inputs and outputs)."""
+        if index >= self.resident:
+            raise WorkerError(
+                "bad_request",
+                f'"run" index {index} is not a resident batch: {self.resident} are loaded' if self.resident else '"run" before "load_samples": load the batches first',
+            )
+        start = _now()
+        self.runtime.run_sample(index)
+        return _now() - start
+
+    def bench_resident(self, iterations: int) -> list[int]:
+        """`run`'s own timing of the resident batches in turn, back to back: the engine boundary without a round trip
+        (and the idle wait it brings) between runs."""
+        timings = []
+        for i in range(iterations):
+            timings.append(self.run(i % self.resident if self.resident else 0))
+        return timings
 
     def infer(self, tensors: dict[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         start = time.perf_counter_ns()
@@ -156,35 +218,55 @@ def serve(channel: Channel, runtime: Runtime) -> int:
 
 def _serve(channel: Channel, dispatcher: _Dispatcher) -> int:
     runtime = dispatcher.runtime
+    fast_run = _RUN_REQUEST.fullmatch
     while True:
         try:
-            request = channel.read_request()
+            line = channel.read_line()
+            if line is None:
+                _close_quietly(runtime)
+                return 0
+            run = fast_run(line)
+            if run is not None:
+                # The hot path of a timed session: no JSON either way, one reply write.
+                request_id = int(run[1])
+                if _answer(channel, request_id, _write_run, channel, dispatcher, request_id, int(run[2])):
+                    return 1
+                continue
+            header, tensors = channel.read_request(line)
         except ProtocolError as e:
             channel.write_reply(_error_reply(None, e, "bad_request", fatal=True))
             return 2
-        if request is None:
-            _close_quietly(runtime)
-            return 0
-        header, tensors = request
-        request_id = header.get("id")
-        fatal = False
-        try:
-            reply, outputs = dispatcher.handle(header, tensors)
-            del tensors
-            channel.write_reply({"id": request_id, "ok": True, **reply, "rss_peak_bytes": rss_peak_bytes()}, outputs)
-        except WorkerError as e:
-            fatal = e.fatal
-            channel.write_reply(_error_reply(request_id, e, e.kind, fatal))
-        except MemoryError as e:
-            channel.write_reply(_error_reply(request_id, e, "out_of_memory", fatal=False))
-        except (BrokenPipeError, ConnectionResetError):
-            raise
-        except Exception as e:  # noqa: BLE001 - any runtime failure becomes an error reply; the worker stays up
-            channel.write_reply(_error_reply(request_id, e, "runtime_error", fatal=False))
-        if fatal:
+        if _answer(channel, header.get("id"), _write_handled, channel, dispatcher, header, tensors):
             return 1
+        del tensors
         if header["cmd"] == "close":
             return 0
+
+
+def _write_run(channel: Channel, dispatcher: _Dispatcher, request_id: int, index: int) -> None:
+    engine_ns = dispatcher.run(index)
+    channel.write_bytes(_RUN_REPLY % (request_id, engine_ns, rss_peak_bytes()))
+
+
+def _write_handled(channel: Channel, dispatcher: _Dispatcher, header: dict[str, Any], tensors: list[tuple[str, np.ndarray]]) -> None:
+    reply, outputs = dispatcher.handle(header, tensors)
+    channel.write_reply({"id": header.get("id"), "ok": True, **reply, "rss_peak_bytes": rss_peak_bytes()}, outputs)
+
+
+def _answer(channel: Channel, request_id: Any, respond: Callable[..., None], *args: Any) -> bool:
+    """Runs `respond(*args)`, which writes the reply; an error becomes an error reply. True when the worker must exit."""
+    try:
+        respond(*args)
+    except WorkerError as e:
+        channel.write_reply(_error_reply(request_id, e, e.kind, e.fatal))
+        return e.fatal
+    except MemoryError as e:
+        channel.write_reply(_error_reply(request_id, e, "out_of_memory", fatal=False))
+    except (BrokenPipeError, ConnectionResetError):
+        raise
+    except Exception as e:  # noqa: BLE001 - any runtime failure becomes an error reply; the worker stays up
+        channel.write_reply(_error_reply(request_id, e, "runtime_error", fatal=False))
+    return False
 
 
 def _close_quietly(runtime: Runtime) -> None:

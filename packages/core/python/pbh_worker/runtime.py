@@ -30,6 +30,7 @@ class Runtime:
 
     work_dir: str | None = None
     seed: int = 0
+    _samples: list[dict[str, np.ndarray]] = []
 
     def hello(self) -> dict[str, Any]:
         """{"runtime": name, "version": str, "devices": [str], "details"?: {str: str}}."""
@@ -55,6 +56,21 @@ class Runtime:
 
     def infer(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         raise NotImplementedError
+
+    def load_samples(self, batches: list[dict[str, np.ndarray]]) -> None:
+        """Keep these preprocessed batches (every model input each) for `run_sample`, replacing any kept earlier.
+
+        A runtime checks them against the model here and wraps them as its call takes them (its own tensor type,
+        device memory), so `run_sample` pays only what a deployment pays per request. The arrays are the worker's
+        own (read from the pipe); a runtime may share their memory instead of copying.
+        """
+        self._samples = batches
+
+    def run_sample(self, index: int) -> None:
+        """Run resident batch `index` (the loop checked it) as a deployment serves a request: bind its inputs, run,
+        and take the outputs as arrays the caller could read, then drop them. The loop times this call: it is the
+        `engine` boundary of the resident runs. The default runs `infer` on the kept arrays."""
+        self.infer(self._samples[index])
 
     def bench(self, inputs: dict[str, np.ndarray], iterations: int) -> list[int]:
         """Nanoseconds per iteration on a resident input, no IPC.

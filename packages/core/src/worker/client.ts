@@ -15,6 +15,7 @@ export const WORKER_PYTHON_DIR = fileURLToPath(new URL('../../python/', import.m
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 const CLOSE_TIMEOUT_MS = 5_000;
 const EXIT_GRACE_MS = 2_000;
+const RESERVED_FIELDS = ['id', 'cmd', 'tensors'] as const;
 
 export interface WorkerSpawnOptions {
   /** Python interpreter (usually the project venv's, see `findVenvPython`). */
@@ -132,13 +133,18 @@ export class WorkerClient implements Killable {
     return this.tail.text();
   }
 
-  /** Sends one command; resolves with the reply header (unchecked beyond framing) and its tensors. */
+  /**
+   * Sends one command; resolves with the reply header (unchecked beyond framing) and its tensors. The header is
+   * `{"id":..,"cmd":..,...fields}` in that order; `id`, `cmd` and `tensors` are reserved.
+   */
   request(cmd: string, fields: Record<string, unknown> = {}, tensors: readonly NamedTensor[] = [], options: RequestOptions = {}): Promise<Reply> {
     if (this.exit) return Promise.reject(this.crashedError(undefined, `so "${cmd}" cannot be sent`));
+    const reserved = RESERVED_FIELDS.find((key) => key in fields);
+    if (reserved) return Promise.reject(new TypeError(`"${reserved}" is a reserved header field; "${cmd}" cannot carry it`));
     const id = this.nextId++;
     let chunks: Buffer[];
     try {
-      chunks = encodeFrame({ ...fields, id, cmd }, tensors);
+      chunks = encodeFrame({ id, cmd, ...fields }, tensors);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -35,9 +35,11 @@ function checkTensor(t: NamedTensor): void {
 
 /**
  * A request frame as the chunks to write: the header line, then one view per tensor onto its own memory
- * (no copy). Fields named `id`, `cmd` or `tensors` are reserved.
+ * (no copy). `tensors` is added to the header only when there are some, so a header-only request is exactly
+ * `JSON.stringify(head)` (the worker's `run` fast path matches that spelling).
  */
 export function encodeFrame(head: Record<string, unknown>, tensors: readonly NamedTensor[]): Buffer[] {
+  if (tensors.length === 0) return [Buffer.from(`${JSON.stringify(head)}\n`, 'utf8')];
   const specs: TensorHeader[] = [];
   const chunks: Buffer[] = [];
   for (const t of tensors) {

@@ -19,6 +19,9 @@ export interface NativeEngineTimeouts {
   hello: number;
   /** Reading and compiling the model: minutes for large models or tuning compilers. */
   load: number;
+  /** Moving the resident batches in (`load_samples`): a large performance set is gigabytes. */
+  loadSamples: number;
+  /** `infer`, and `run` of one resident batch. */
   infer: number;
   bench: number;
   profile: number;
@@ -28,6 +31,7 @@ export interface NativeEngineTimeouts {
 export const DEFAULT_NATIVE_TIMEOUTS: NativeEngineTimeouts = {
   hello: 60_000,
   load: 20 * 60_000,
+  loadSamples: 10 * 60_000,
   infer: 120_000,
   bench: 20 * 60_000,
   profile: 20 * 60_000,
@@ -50,6 +54,21 @@ export interface NativeEngineOptions {
   env?: Record<string, string | undefined>;
 }
 
+/** What a native engine's `prepare()` resolves to: a PreparedModel plus a diagnostic of the worker's own cost. */
+export interface NativePreparedModel extends PreparedModel {
+  /**
+   * `run`'s timing of the resident batches in turn, back to back in the worker: the `engine` boundary without a
+   * round trip (and the idle wait on the pipe) between runs. Its difference to `bench` is the worker's own per-call
+   * cost; its difference to resident runs is what waiting on the pipe costs the runtime's next call.
+   */
+  benchResident(iterations: number): Promise<ModelOnlyBench>;
+}
+
+/** An Engine whose `prepare()` says it returns the native model (with benchResident). */
+export interface NativeEngine extends Engine {
+  prepare(req: PrepareRequest): Promise<NativePreparedModel>;
+}
+
 const probeCache = new Map<string, Promise<Availability>>();
 
 function toWire(batch: TensorMap): NamedTensor[] {
@@ -70,7 +89,7 @@ function errorText(error: unknown): string {
  * An Engine whose model runs in a Python worker speaking the PBH worker protocol: one process per
  * prepared model, spawned from the project venv.
  */
-export function createNativeEngine(options: NativeEngineOptions): Engine {
+export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
   const timeouts = { ...DEFAULT_NATIVE_TIMEOUTS, ...options.timeouts };
   const { name, runtimeModule, workerScript } = options;
   // PBH_WORKER_LOG=1 streams every worker's stderr live, for debugging a runtime.
@@ -119,7 +138,7 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
     return { hello, load };
   }
 
-  async function prepare(req: PrepareRequest): Promise<PreparedModel> {
+  async function prepare(req: PrepareRequest): Promise<NativePreparedModel> {
     const location = findVenvPython();
     if (!location) {
       throw new Error(`${name} cannot run ${req.model.name}: ${describePythonSearch()}. Fix: ${VENV_FIX}`);
@@ -135,7 +154,7 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
         cause: error,
       });
     });
-    const prepared: PreparedModel = {
+    const prepared: NativePreparedModel = {
       inputs: load.inputs,
       outputs: load.outputs,
       compileMs: load.compile_ms,
@@ -153,8 +172,27 @@ export function createNativeEngine(options: NativeEngineOptions): Engine {
         };
       },
 
+      async loadResident(batches: TensorMap[]): Promise<void> {
+        const tensors = batches.flatMap(toWire);
+        const { header } = await client.call('load_samples', { batches: batches.length }, tensors, { timeoutMs: timeouts.loadSamples });
+        const sent = tensors.reduce((n, t) => n + t.data.byteLength, 0);
+        if (header.batches !== batches.length || header.bytes !== sent) {
+          throw new Error(`${name} worker kept ${header.batches} batches (${header.bytes} bytes) of the ${batches.length} (${sent} bytes) sent`);
+        }
+      },
+
+      async runResident(index: number): Promise<{ engineNs: bigint }> {
+        const { header } = await client.call('run', { index }, [], { timeoutMs: timeouts.infer });
+        return { engineNs: BigInt(header.engine_ns) };
+      },
+
       async bench(batch: TensorMap, iterations: number): Promise<ModelOnlyBench> {
         const { header } = await client.call('bench', { iterations }, toWire(batch), { timeoutMs: timeouts.bench });
+        return { iterationNs: header.iteration_ns };
+      },
+
+      async benchResident(iterations: number): Promise<ModelOnlyBench> {
+        const { header } = await client.call('bench', { iterations, resident: true }, [], { timeoutMs: timeouts.bench });
         return { iterationNs: header.iteration_ns };
       },
 

@@ -6,10 +6,12 @@ import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
 /**
  * Version announced by `hello`; bump when a frame or command changes incompatibly.
  * 2: `load` carries the precision to execute and its reply what was executed (a v1 worker would ignore the request).
+ * 3: `load_samples` and `run` (resident batches timed in the worker); request headers carry `tensors` only when
+ *    they have some.
  */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
-export const COMMANDS = ['hello', 'load', 'infer', 'bench', 'profile', 'close'] as const;
+export const COMMANDS = ['hello', 'load', 'load_samples', 'run', 'infer', 'bench', 'profile', 'close'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const tensorHeaderSchema = z.object({
@@ -69,6 +71,22 @@ export const loadReplySchema = z.looseObject({
 });
 export type LoadReply = z.infer<typeof loadReplySchema>;
 
+export const loadSamplesReplySchema = z.looseObject({
+  ...replyBase,
+  /** Batches now resident; `run` takes indices below it. */
+  batches: z.number().int().positive(),
+  /** Tensor bytes received, for the caller to check against what it sent. */
+  bytes: z.number().int().nonnegative(),
+});
+export type LoadSamplesReply = z.infer<typeof loadSamplesReplySchema>;
+
+/** Measured by the worker around the runtime's call on a resident batch (docs/worker-protocol.md says what per engine). */
+export const runReplySchema = z.looseObject({
+  ...replyBase,
+  engine_ns: z.number().int().nonnegative(),
+});
+export type RunReply = z.infer<typeof runReplySchema>;
+
 export const inferReplySchema = z.looseObject({
   ...replyBase,
   engine_ns: z.number().int().nonnegative(),
@@ -104,6 +122,8 @@ export type ErrorReply = z.infer<typeof errorReplySchema>;
 export const replySchemas = {
   hello: helloReplySchema,
   load: loadReplySchema,
+  load_samples: loadSamplesReplySchema,
+  run: runReplySchema,
   infer: inferReplySchema,
   bench: benchReplySchema,
   profile: profileReplySchema,

@@ -90,6 +90,11 @@ describe('frame encoding and decoding', () => {
     expect(JSON.parse(chunks[0]!.toString())).toEqual({ id: 1, cmd: 'infer', tensors: [{ name: 'x', dtype: 'float32', shape: [3], nbytes: 12 }] });
   });
 
+  it('writes a header-only request as the bare header, the spelling the worker\'s run fast path matches', () => {
+    const chunks = encodeFrame({ id: 12, cmd: 'run', index: 3 }, []);
+    expect(chunks.map((c) => c.toString())).toEqual(['{"id":12,"cmd":"run","index":3}\n']);
+  });
+
   it('refuses a tensor whose typed array or element count does not match', () => {
     expect(() => encodeFrame({}, [{ name: 'x', dtype: 'int64', dims: [2], data: new Int32Array(2) }])).toThrow(/int64 must be carried in a BigInt64Array, got Int32Array/);
     expect(() => encodeFrame({}, [{ name: 'x', dtype: 'float32', dims: [2, 3], data: new Float32Array(5) }])).toThrow(/\[2, 3\] hold 6 elements, data has 5/);
