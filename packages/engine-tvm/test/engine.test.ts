@@ -139,7 +139,7 @@ describe('@pbh/engine-tvm', () => {
     const layers = await model.layerProfile!({ input: x }, 5);
     const conv = layers.filter((l) => l.op_type === 'conv2d');
     expect(conv).toHaveLength(2);
-    expect(conv.map((l) => l.outputShapes).sort()).toEqual(['[4,16,8,8]', '[4,32,8,8]']);
+    expect(conv.map((l) => l.output_shapes).sort()).toEqual(['[4,16,8,8]', '[4,32,8,8]']);
     expect(conv.every((l) => l.calls === 5 && l.input_shapes!.startsWith('[4,'))).toBe(true);
     expect(layers.map((l) => l.op_type)).toEqual(expect.arrayContaining(['conv2d', 'max_pool2d', 'matmul']));
     expect(layers.every((l) => l.mean_ns > 0 && !l.name.startsWith('vm.builtin'))).toBe(true);
@@ -209,6 +209,45 @@ describe('@pbh/engine-tvm', () => {
     const model = await prepare('digits_cnn', 1);
     const error = (await model.predict({ input: await digitsBatch(3) }).catch((e: unknown) => e)) as Error;
     expect(error.message).toContain("input 'input' is float32[3, 1, 8, 8] but the model was built for float32[1, 1, 8, 8]");
+  });
+
+  it('runs resident batches in the worker by index, timed around the VM call, and refuses what does not fit', async () => {
+    const x = await digitsBatch(12);
+    const model = await prepare('digits_cnn', 4);
+    const batches = [0, 1, 2].map((b) => ({ input: { ...x, dims: [4, 1, 8, 8], data: (x.data as Float32Array).subarray(b * 256, (b + 1) * 256) } }));
+    await model.loadResident!(batches);
+    for (const index of [2, 0, 1, 2]) expect((await model.runResident!(index)).engineNs > 0n).toBe(true);
+    await expect(model.runResident!(3)).rejects.toThrow(/"run" index 3 is not a resident batch: 3 are loaded/);
+    const backToBack = await model.benchResident(9);
+    expect(backToBack.iterationNs).toHaveLength(9);
+    expect(backToBack.iterationNs.every((ns) => ns > 0)).toBe(true);
+    // A batch the built model cannot take is refused when it is loaded, never at run time.
+    const wrong = { input: { dtype: 'float32' as const, dims: [2, 1, 8, 8], data: new Float32Array(128) } };
+    await expect(model.loadResident!([wrong])).rejects.toThrow(/resident batch 0: input 'input' is float32\[2, 1, 8, 8\] but the model was built for float32\[4, 1, 8, 8\]/);
+    await expect(model.runResident!(0)).rejects.toThrow(/before "load_samples"/);
+  });
+
+  it('runs resident batches of a two-input model with bool and int64 outputs', async () => {
+    const model = await tvmEngine.prepare({
+      model: { name: 'mixed_io', path: mixedIo, workDir },
+      batchSize: 2,
+      device: 'cpu',
+      options: TVMOptionsSchema.parse({ cache: false }),
+      inputs: [
+        { name: 'a', dtype: 'float32', shape: [2, 3] },
+        { name: 'b', dtype: 'int32', shape: [2, 3] },
+      ],
+      seed: 0,
+      precision: 'fp32',
+    });
+    prepared.push(model);
+    const batch = (k: number) => ({
+      b: { dtype: 'int32' as const, dims: [2, 3], data: new Int32Array(6).fill(k) },
+      a: { dtype: 'float32' as const, dims: [2, 3], data: new Float32Array(6).fill(k / 2) },
+    });
+    await model.loadResident!([batch(1), batch(2)]);
+    expect((await model.runResident!(1)).engineNs > 0n).toBe(true);
+    expect((await model.runResident!(0)).engineNs > 0n).toBe(true);
   });
 
   it('reports the worker pid and its memory, and disposes it', async () => {
