@@ -45,3 +45,5 @@ export * from './publish/index.js';
 
 export { analyzeModel, type ModelAnalysis } from './model/analyze.js';
 export { HARNESS_VERSION } from './version.js';
+export { terminalSafe, type TerminalSafeOptions } from './text/terminal.js';
+export { neutraliseFormula } from './text/csv-formula.js';

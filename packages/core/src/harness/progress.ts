@@ -1,4 +1,5 @@
 import type { Profile } from '../contracts/profile.js';
+import { terminalSafe } from '../text/terminal.js';
 
 export interface ProgressSink {
   cellStart(index: number, total: number, label: string): void;
@@ -15,6 +16,10 @@ function fmtDuration(ms: number): string {
 }
 
 function outcome(p: Profile): string {
+  return terminalSafe(outcomeText(p));
+}
+
+function outcomeText(p: Profile): string {
   if (p.status === 'ok') return `ok ${p.throughput?.mean.toFixed(1)} samples/s, p50 ${((p.latency[p.headline_boundary ?? 'predict']?.p50 ?? NaN) / 1e6).toFixed(3)} ms`;
   return `${p.status}: ${(p.error ?? '').split('\n')[0]}`;
 }
@@ -35,7 +40,9 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
     stream.write(`\r\x1b[2K${line.slice(0, (stream.columns ?? 120) - 1)}`);
   };
   return {
-    cellStart(index, total, label) {
+    cellStart(index, total, rawLabel) {
+      // The label holds model and engine names from the config: shown escaped, never sent to the terminal raw.
+      const label = terminalSafe(rawLabel);
       cell = { index, total, label, phase: '', session: '' };
       if (!tty) stream.write(`[${index + 1}/${total}] ${label} ...\n`);
       draw();

@@ -1,6 +1,9 @@
 import type { Profile } from '../contracts/profile.js';
+import { terminalSafe } from '../text/terminal.js';
 
-function table(header: string[], rows: string[][]): string {
+function table(header: string[], rawRows: string[][]): string {
+  // Cells hold names and errors from configs and engines: escaped before measuring, so widths are what is shown.
+  const rows = rawRows.map((row) => row.map((cell) => terminalSafe(cell)));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');

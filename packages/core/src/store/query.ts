@@ -1,4 +1,6 @@
 import { DuckDBTypeId, type DuckDBResultReader, type JS } from '@duckdb/node-api';
+import { neutraliseFormula } from '../text/csv-formula.js';
+import { terminalSafe } from '../text/terminal.js';
 import { QueryError, messageOf } from './errors.js';
 import type { ProfileStore } from './store.js';
 
@@ -83,12 +85,13 @@ export interface TableFormatOptions {
   maxCellWidth?: number;
 }
 
-/** An aligned text table with a header rule and a row count; numbers right-aligned. */
+/** An aligned text table with a header rule and a row count; numbers right-aligned; control characters shown escaped. */
 export function formatTable(result: QueryResult, options: TableFormatOptions = {}): string {
   const maxWidth = Math.max(4, options.maxCellWidth ?? 60);
   const clip = (text: string): string => {
-    const oneLine = text.replace(/\s*\n\s*/g, ' ');
-    return oneLine.length > maxWidth ? `${oneLine.slice(0, maxWidth - 1)}…` : oneLine;
+    // Escaped before clipping and measuring: the table's widths are those of what the terminal shows.
+    const shown = terminalSafe(text);
+    return shown.length > maxWidth ? `${shown.slice(0, maxWidth - 1)}…` : shown;
   };
   const cells = result.rows.map((row) =>
     row.map((cell) => clip(typeof cell === 'number' ? humanNumber(cell) : cellText(cell, 'NULL'))),
@@ -110,10 +113,14 @@ function csvField(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** RFC 4180 CSV with a header row; NULL is an empty field, nested values are JSON. */
+/**
+ * RFC 4180 CSV with a header row; NULL is an empty field, nested values are JSON. Text a spreadsheet would run as a
+ * formula is neutralised (neutraliseFormula); numbers are written as they are.
+ */
 export function formatCsv(result: QueryResult): string {
-  const lines = [result.columns.map(csvField).join(',')];
-  for (const row of result.rows) lines.push(row.map((cell) => csvField(cellText(cell, ''))).join(','));
+  const text = (cell: QueryCell): string => (typeof cell === 'string' ? neutraliseFormula(cell) : cellText(cell, ''));
+  const lines = [result.columns.map((name) => csvField(neutraliseFormula(name))).join(',')];
+  for (const row of result.rows) lines.push(row.map((cell) => csvField(text(cell))).join(','));
   return `${lines.join('\r\n')}\r\n`;
 }
 

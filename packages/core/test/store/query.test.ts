@@ -94,6 +94,20 @@ describe('formats', () => {
     );
   });
 
+  it('formatCsv neutralises text cells that start a formula, never numbers', () => {
+    const hostile = {
+      columns: ['name', 'n', 'big', 's'],
+      types: ['VARCHAR', 'INTEGER', 'HUGEINT', 'VARCHAR'],
+      rows: [['=HYPERLINK("http://x")', -5, '-170141183460469231731687303715884105728', '@SUM(A1)']],
+    };
+    expect(formatCsv(hostile).split('\r\n')[1]).toBe(`"'=HYPERLINK(""http://x"")",-5,-170141183460469231731687303715884105728,'@SUM(A1)`);
+  });
+
+  it('formatTable shows control characters in cells and names as escapes, measured as shown', () => {
+    const hostile = { columns: ['n\u001bame'], types: ['VARCHAR'], rows: [['a\u001b[31mb\nc']] };
+    expect(formatTable(hostile).split('\n')).toEqual(['n\\x1bame', '-------------', 'a\\x1b[31mb\\nc', '(1 row)']);
+  });
+
   it('formatJson writes one object per row', () => {
     expect(JSON.parse(formatJson(result))).toEqual([
       { engine: 'onnxruntime', throughput_sps: 36363.636363, note: 'says "hi", twice', nested: [1, 2] },

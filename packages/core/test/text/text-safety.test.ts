@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { neutraliseFormula } from '../../src/text/csv-formula.js';
+import { terminalSafe } from '../../src/text/terminal.js';
+
+describe('terminalSafe', () => {
+  it('shows ESC, BEL, CR, LF, TAB, DEL, C1 and bidi controls as escapes', () => {
+    expect(terminalSafe('a\u001b[31mred\u001b]8;;http://x\u0007link')).toBe('a\\x1b[31mred\\x1b]8;;http://x\\x07link');
+    expect(terminalSafe('one\ntwo\rthree\tfour')).toBe('one\\ntwo\\rthree\\tfour');
+    expect(terminalSafe('\u0000\u007f\u009b\u202e\u2066\u2028')).toBe('\\x00\\x7f\\x9b\\u202e\\u2066\\u2028');
+  });
+
+  it('leaves printable text alone, non-ASCII letters and emoji included', () => {
+    const text = 'résumé ResNet-50 «x» 模型 🙂 \\x1b (a literal backslash)';
+    expect(terminalSafe(text)).toBe(text);
+  });
+
+  it('keeps line breaks when asked, escaping every other control', () => {
+    expect(terminalSafe('line 1\nline\u001b[2J 2\r', { keepNewlines: true })).toBe('line 1\nline\\x1b[2J 2\\r');
+  });
+});
+
+describe('neutraliseFormula', () => {
+  it('prefixes text a spreadsheet would evaluate with a single quote (OWASP: = + - @ tab CR)', () => {
+    for (const cell of ['=HYPERLINK("http://x","c")', '+cmd|calc', '-2+3', '@SUM(A1)', '\tx', '\rx', '-', '+']) {
+      expect(neutraliseFormula(cell), JSON.stringify(cell)).toBe(`'${cell}`);
+    }
+  });
+
+  it('keeps numbers, negative and signed ones included, and ordinary text', () => {
+    for (const cell of ['-5', '+1', '-1.5', '-1.5e-3', '-.5', '-9223372036854775808', '3', 'onnxruntime', "'quoted", '', 'a=b']) {
+      expect(neutraliseFormula(cell), JSON.stringify(cell)).toBe(cell);
+    }
+  });
+});
