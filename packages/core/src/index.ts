@@ -10,7 +10,7 @@ export { ExperimentSchema } from './config/schema.js';
 export { loadExperiment, ConfigError, type LoadedExperiment } from './config/load.js';
 
 // Plugins and the built-ins they sit beside.
-export { createRegistry, Registry, UnknownNameError } from './plugins/registry.js';
+export { createRegistry, Registry, UnknownNameError, PluginLoadError } from './plugins/registry.js';
 export { builtinScorers } from './scorers/index.js';
 export { builtinMetrics } from './metrics/index.js';
 
@@ -40,7 +40,7 @@ export { openStore, ProfileStore, type OpenStoreOptions } from './store/store.js
 export { runQuery, type QueryResult } from './store/query.js';
 export { exportStore, EXPORTED_RELATIONS, type ExportFormat, type ExportOptions } from './store/export.js';
 export { LATEST_SCHEMA_VERSION } from './store/migrations.js';
-export { StoreLockedError, StoreNotFoundError, StoreSchemaError, ReadOnlyStoreError, StoreWriteError, QueryError } from './store/errors.js';
+export { StoreLockedError, StoreNotFoundError, StoreSchemaError, StoreUnreadableError, ReadOnlyStoreError, StoreWriteError, QueryError } from './store/errors.js';
 export * from './publish/index.js';
 
 export { analyzeModel, type ModelAnalysis } from './model/analyze.js';

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { HARNESS_VERSION } from '../version.js';
 import { ConfigError } from '../config/load.js';
-import { StoreLockedError, StoreNotFoundError } from '../store/index.js';
+import { PluginLoadError } from '../plugins/registry.js';
+import { QueryError, StoreLockedError, StoreNotFoundError, StoreSchemaError, StoreUnreadableError } from '../store/index.js';
+import { terminalSafe } from '../text/terminal.js';
 import { EXIT, UsageError, helpText, parseCommandArgs, type Command } from './command.js';
 import { doctorCommand } from './commands/doctor.js';
 import { enginesCommand } from './commands/engines.js';
@@ -48,14 +50,24 @@ async function main(argv: string[]): Promise<number> {
   return cmd.run(args);
 }
 
+/** The README's exit codes: what the error is about decides, not which command met it. */
+function exitCodeOf(error: unknown): number {
+  if (error instanceof StoreLockedError || error instanceof StoreNotFoundError || error instanceof StoreUnreadableError || error instanceof StoreSchemaError) {
+    return EXIT.store;
+  }
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof PluginLoadError || error instanceof QueryError) return EXIT.usage;
+  return EXIT.partial;
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (e: unknown) => {
-    const err = e as Error;
-    process.stderr.write(`pbh: ${err.message}\n`);
-    if (process.env.PBH_DEBUG && err.stack) process.stderr.write(`${err.stack}\n`);
-    process.exitCode = e instanceof StoreLockedError || e instanceof StoreNotFoundError ? EXIT.store : e instanceof UsageError || e instanceof ConfigError ? EXIT.usage : err.name === 'StoreSchemaError' ? EXIT.store : EXIT.partial;
+    const err = e instanceof Error ? e : new Error(String(e));
+    // Messages quote names and paths from configs and databases: shown escaped, never sent to the terminal raw.
+    process.stderr.write(`pbh: ${terminalSafe(err.message, { keepNewlines: true })}\n`);
+    if (process.env.PBH_DEBUG && err.stack) process.stderr.write(`${terminalSafe(err.stack, { keepNewlines: true })}\n`);
+    process.exitCode = exitCodeOf(e);
   },
 );

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -36,6 +37,11 @@ const PluginShape = z.object({
 
 export class UnknownNameError extends Error {
   override name = 'UnknownNameError';
+}
+
+/** A plugin the config lists could not be loaded: the message names it, says why and what to do. */
+export class PluginLoadError extends Error {
+  override name = 'PluginLoadError';
 }
 
 export class Registry {
@@ -107,13 +113,27 @@ export async function loadPlugin(pkg: string, baseDir = process.cwd()): Promise<
   const mod = (await importPlugin(pkg, baseDir)) as { default?: unknown };
   const parsed = PluginShape.safeParse(mod.default);
   if (!parsed.success) {
-    throw new Error(
+    throw new PluginLoadError(
       `package ${pkg} is not a PBH plugin: its default export must be definePlugin({ name, engines?, scorers?, metrics? }) (${parsed.error.issues
         .map((i) => `${i.path.join('.') || 'default'}: ${i.message}`)
         .join('; ')})`,
     );
   }
   return mod.default as Plugin;
+}
+
+function pluginLoadError(pkg: string, baseDir: string, e: unknown): PluginLoadError {
+  if (isNotInstalled(e, pkg)) return new PluginLoadError(`plugin package ${pkg} (listed under plugins:) is not installed; run npm install ${pkg}`, { cause: e });
+  const isPath = pkg.startsWith('.') || path.isAbsolute(pkg);
+  const file = path.resolve(baseDir, pkg);
+  if (isPath && !existsSync(file)) {
+    return new PluginLoadError(`plugin ${pkg} (listed under plugins:) is not there: no file ${file} (paths are relative to the config file's folder). Fix the path or remove it from plugins:.`, { cause: e });
+  }
+  const why = e instanceof PluginLoadError ? e.message : e instanceof Error ? `${e.name}: ${e.message.split('\n')[0]}` : String(e);
+  return new PluginLoadError(
+    `plugin ${pkg} (listed under plugins:${isPath ? `, ${file}` : ''}) failed to load: ${why}. Fix the plugin, or remove it from plugins: in the config.`,
+    { cause: e },
+  );
 }
 
 /** Built-ins plus every known engine package that is installed plus the config's extra plugins (which must load). */
@@ -131,8 +151,7 @@ export async function createRegistry(extra: string[] = [], baseDir = process.cwd
     try {
       registry.add(await loadPlugin(pkg, baseDir));
     } catch (e) {
-      if (isNotInstalled(e, pkg)) throw new Error(`plugin package ${pkg} (listed under plugins:) is not installed; run npm install ${pkg}`);
-      throw e;
+      throw pluginLoadError(pkg, baseDir, e);
     }
   }
   return registry;

@@ -28,6 +28,25 @@ export class StoreNotFoundError extends Error {
   }
 }
 
+/**
+ * The path holds something DuckDB cannot open as a database (a folder, an empty or truncated file, another format):
+ * PBH leaves it as it is rather than guess, and says where to point --db instead.
+ */
+export class StoreUnreadableError extends Error {
+  override readonly name = 'StoreUnreadableError';
+  constructor(
+    readonly file: string,
+    reason: string,
+    cause?: unknown,
+  ) {
+    super(
+      `The PBH database ${file} cannot be opened: ${reason}. PBH left it as it is. Point --db at a .duckdb file written ` +
+        `by pbh run (pbh run creates a new one where the path does not exist yet), or move ${file} away if it is not the database.`,
+      { cause },
+    );
+  }
+}
+
 /** The file is not a PBH store, or its schema is newer/older than this pbh can use as opened. */
 export class StoreSchemaError extends Error {
   override readonly name = 'StoreSchemaError';

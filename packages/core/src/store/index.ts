@@ -13,6 +13,7 @@ export {
   StoreLockedError,
   StoreNotFoundError,
   StoreSchemaError,
+  StoreUnreadableError,
   ReadOnlyStoreError,
   StoreWriteError,
   QueryError,

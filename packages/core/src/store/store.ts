@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import {
   StoreLockedError,
   StoreNotFoundError,
   StoreSchemaError,
+  StoreUnreadableError,
   StoreWriteError,
   isLockConflict,
   lockHolderPid,
@@ -80,6 +81,8 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
   const readOnly = options.readOnly ?? false;
   const file = canonicalPath(path);
   if (readOnly && !existsSync(file)) throw new StoreNotFoundError(file);
+  const notAFile = notADatabaseFile(file);
+  if (notAFile !== undefined) throw new StoreUnreadableError(file, notAFile);
   if (!readOnly) mkdirSync(dirname(file), { recursive: true });
 
   const held = openInThisProcess.get(file);
@@ -94,9 +97,7 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
     releaseClaim(file);
     const message = messageOf(error);
     if (isLockConflict(message)) throw new StoreLockedError(file, lockHolderPid(message), error);
-    throw new Error(`Could not open the DuckDB file ${file}: ${message}. Check that it is a DuckDB database and readable.`, {
-      cause: error,
-    });
+    throw new StoreUnreadableError(file, `DuckDB says ${message.replace(/!$/, '')}`, error);
   }
 
   let connection: DuckDBConnection | undefined;
@@ -113,6 +114,15 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
     throw error;
   }
   return new ProfileStore(file, readOnly, instance, connection);
+}
+
+/** Why an existing path cannot be a database, where that is plain before DuckDB looks: DuckDB's own words are vaguer. */
+function notADatabaseFile(file: string): string | undefined {
+  if (!existsSync(file)) return undefined;
+  const stat = statSync(file);
+  if (stat.isDirectory()) return 'it is a folder, not a file';
+  if (stat.size === 0) return 'it is an empty file, not a DuckDB database';
+  return undefined;
 }
 
 function releaseClaim(file: string): void {
