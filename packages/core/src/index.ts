@@ -37,7 +37,7 @@ export * from './stats/student-t.js';
 
 // The store, and the published data contract the site reads.
 export { openStore, ProfileStore, type OpenStoreOptions } from './store/store.js';
-export { runQuery, type QueryResult } from './store/query.js';
+export { runQuery, runSandboxedQuery, type QueryResult } from './store/query.js';
 export { exportStore, EXPORTED_RELATIONS, type ExportFormat, type ExportOptions } from './store/export.js';
 export { LATEST_SCHEMA_VERSION } from './store/migrations.js';
 export { StoreLockedError, StoreNotFoundError, StoreSchemaError, StoreUnreadableError, ReadOnlyStoreError, StoreWriteError, QueryError } from './store/errors.js';

@@ -68,7 +68,7 @@ export class StoreWriteError extends Error {
   override readonly name = 'StoreWriteError';
 }
 
-/** A `pbh query` statement failed (bad SQL, or a write against the read-only store). */
+/** A `pbh query` statement was refused (it is not a reading statement, or reads outside the database) or failed (bad SQL). */
 export class QueryError extends Error {
   override readonly name = 'QueryError';
 }

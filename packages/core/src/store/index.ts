@@ -2,7 +2,7 @@ export { openStore, ProfileStore, ProfileSummarySchema } from './store.js';
 export type { OpenStoreOptions, ProfileFilter, ProfileSummary } from './store.js';
 export { RunStartSchema } from './run-start.js';
 export type { RunStart } from './run-start.js';
-export { runQuery, formatTable, formatCsv, formatJson } from './query.js';
+export { runQuery, runSandboxedQuery, formatTable, formatCsv, formatJson } from './query.js';
 export type { QueryCell, QueryResult, TableFormatOptions } from './query.js';
 export { exportStore, EXPORTED_RELATIONS } from './export.js';
 export type { ExportFormat, ExportOptions } from './export.js';

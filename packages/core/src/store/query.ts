@@ -1,4 +1,5 @@
-import { DuckDBTypeId, type DuckDBResultReader, type JS } from '@duckdb/node-api';
+import { DuckDBTypeId, type DuckDBConnection, type DuckDBResultReader, type JS } from '@duckdb/node-api';
+import { z } from 'zod';
 import { neutraliseFormula } from '../text/csv-formula.js';
 import { terminalSafe } from '../text/terminal.js';
 import { QueryError, messageOf } from './errors.js';
@@ -17,9 +18,42 @@ export interface QueryResult {
 
 const STORE_RELATIONS = 'tables runs, systems, models, profiles, sessions, samples, layers, scores, schema_version; views leaderboard, comparisons';
 
+/** What DuckDB's json_serialize_sql answers: the parsed statements, or why it could not serialize them. */
+const SerializedSqlSchema = z.union([
+  z.object({ error: z.literal(false), statements: z.array(z.unknown()) }),
+  z.object({ error: z.literal(true), error_type: z.string(), error_message: z.string() }),
+]);
+
+const READING_ONLY =
+  'pbh query runs reading statements only: SELECT and its forms (WITH, VALUES, FROM ..., DESCRIBE, SHOW, SUMMARIZE, PIVOT)';
+
 /**
- * Runs SQL against a store opened read-only (`pbh query`). A statement that writes fails with
- * DuckDB's read-only error, wrapped in a QueryError that says why.
+ * Refuses SQL unless every statement in it is a SELECT, using DuckDB's own parser through json_serialize_sql, which
+ * serializes SELECT statements only. It parses without binding: binding alone can act (binding EXPORT DATABASE
+ * creates its folder), so nothing of a refused statement runs.
+ */
+async function assertReadingStatements(connection: DuckDBConnection, file: string, sql: string): Promise<void> {
+  const reader = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)::VARCHAR', [sql]);
+  const parsed = SerializedSqlSchema.parse(JSON.parse(String(reader.getRows()[0]?.[0])));
+  if (!parsed.error) {
+    if (parsed.statements.length === 0) throw new QueryError(`The SQL holds no statement. ${READING_ONLY}, e.g. pbh query "SELECT * FROM leaderboard".`);
+    return;
+  }
+  if (parsed.error_type === 'not implemented') {
+    throw new QueryError(
+      `Refused: ${READING_ONLY}; this SQL has another kind (COPY, EXPORT, INSERT, UPDATE, DELETE, CREATE, ATTACH, INSTALL, LOAD, SET, ` +
+        `PRAGMA, CALL, EXPLAIN, ...). ${file} is opened read-only and pbh query writes no file, loads no extension and changes no ` +
+        `setting. To save results, redirect --format csv or json (pbh query "SELECT ..." --format csv > out.csv) or use pbh export; ` +
+        `for a table's columns, DESCRIBE profiles.`,
+    );
+  }
+  throw new QueryError(`Query failed on ${file}: ${parsed.error_type} error: ${parsed.error_message}. The store has ${STORE_RELATIONS}.`);
+}
+
+/**
+ * Runs PBH's own SQL against a store opened read-only (the publish step, scripts). A statement that writes to the
+ * store fails with DuckDB's read-only error, wrapped in a QueryError that says why. SQL a person typed goes through
+ * runSandboxedQuery instead.
  */
 export async function runQuery(store: ProfileStore, sql: string): Promise<QueryResult> {
   if (!store.readOnly) {
@@ -38,17 +72,63 @@ export async function runQuery(store: ProfileStore, sql: string): Promise<QueryR
           { cause: error },
         );
       }
-      throw new QueryError(`Query failed on ${store.file}: ${message}. The store has ${STORE_RELATIONS}.`, { cause: error });
+      throw queryFailed(store, error);
     }
-    const dateColumns = new Set(
-      reader.columnTypes().flatMap((type, index) => (type.typeId === DuckDBTypeId.DATE ? [index] : [])),
-    );
-    return {
-      columns: reader.deduplicatedColumnNames(),
-      types: reader.columnTypes().map((type) => type.toString()),
-      rows: reader.getRowsJS().map((row) => row.map((cell, index) => toQueryCell(cell, dateColumns.has(index)))),
-    };
+    return resultOf(reader);
   });
+}
+
+/**
+ * Runs SQL a person typed (`pbh query`) against a store opened with OpenStoreOptions.sandbox: only SELECT
+ * statements run, and the sandbox's DuckDB settings keep them off the network and off every file but the database
+ * (with readLocalFiles, they may read local files).
+ */
+export async function runSandboxedQuery(store: ProfileStore, sql: string): Promise<QueryResult> {
+  if (!store.sandboxed) {
+    throw new QueryError(
+      `runSandboxedQuery runs only on a sandboxed store: open ${store.file} with openStore(path, { readOnly: true, sandbox: { readLocalFiles: false } }).`,
+    );
+  }
+  return store.withConnection(async (connection) => {
+    await assertReadingStatements(connection, store.file, sql);
+    let reader: DuckDBResultReader;
+    try {
+      reader = await connection.runAndReadAll(sql);
+    } catch (error) {
+      const message = messageOf(error);
+      // DuckDB's first line says what it refused; the rest suggests SET and INSTALL commands this sandbox refuses.
+      const firstLine = message.split('\n')[0];
+      if (/^Permission Error/.test(message)) {
+        throw new QueryError(
+          `Refused: this query reaches outside ${store.file} (DuckDB: ${firstLine}). pbh query reads the database only; ` +
+            `pass --allow-local-files to let it read local files (reading only: writing and the network stay off).`,
+          { cause: error },
+        );
+      }
+      if (/^Missing Extension Error/.test(message)) {
+        throw new QueryError(
+          `Refused: this query needs a DuckDB extension that is not built in (DuckDB: ${firstLine}). pbh query installs and loads ` +
+            `no extension (that would download code); parquet, json and icu are built in.`,
+          { cause: error },
+        );
+      }
+      throw queryFailed(store, error);
+    }
+    return resultOf(reader);
+  });
+}
+
+function queryFailed(store: ProfileStore, error: unknown): QueryError {
+  return new QueryError(`Query failed on ${store.file}: ${messageOf(error)}. The store has ${STORE_RELATIONS}.`, { cause: error });
+}
+
+function resultOf(reader: DuckDBResultReader): QueryResult {
+  const dateColumns = new Set(reader.columnTypes().flatMap((type, index) => (type.typeId === DuckDBTypeId.DATE ? [index] : [])));
+  return {
+    columns: reader.deduplicatedColumnNames(),
+    types: reader.columnTypes().map((type) => type.toString()),
+    rows: reader.getRowsJS().map((row) => row.map((cell, index) => toQueryCell(cell, dateColumns.has(index)))),
+  };
 }
 
 function toQueryCell(value: JS, isDate = false): QueryCell {

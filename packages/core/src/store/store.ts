@@ -22,6 +22,30 @@ import { insertRow } from './sql-rows.js';
 export interface OpenStoreOptions {
   /** Readers open read-only: no migration, no writes, and other readers may open the file too. */
   readOnly?: boolean;
+  /**
+   * For SQL a person typed (`pbh query`), on a read-only open: DuckDB may not install or load extensions (so no
+   * network: httpfs is not built in) nor change its settings, and may touch no file but this database. With
+   * `readLocalFiles`, reading functions such as read_csv may read local files; runSandboxedQuery still refuses every
+   * statement that is not a SELECT, so nothing is ever written.
+   */
+  sandbox?: { readLocalFiles: boolean };
+}
+
+/**
+ * DuckDB settings for a sandboxed open, each checked against @duckdb/node-api 1.5 in core/test/store/sandbox.test.ts:
+ * enable_external_access=false fails COPY ... TO, EXPORT DATABASE, ATTACH, INSTALL and every read_* / glob of a
+ * file or URL with a Permission Error; the autoinstall/autoload settings stop DuckDB from downloading or loading
+ * an extension a query names (read_parquet('https://...') needs httpfs); allow_community_extensions=false keeps
+ * third-party extensions out. Security settings cannot be raised again once the database runs, and
+ * lock_configuration (set after PBH's own SET TimeZone) freezes the rest.
+ */
+function sandboxSettings(readLocalFiles: boolean): Record<string, string> {
+  return {
+    enable_external_access: readLocalFiles ? 'true' : 'false',
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    allow_community_extensions: 'false',
+  };
 }
 
 export interface ProfileFilter {
@@ -79,6 +103,8 @@ function canonicalPath(path: string): string {
  */
 export async function openStore(path: string, options: OpenStoreOptions = {}): Promise<ProfileStore> {
   const readOnly = options.readOnly ?? false;
+  const sandbox = options.sandbox;
+  if (sandbox !== undefined && !readOnly) throw new Error(`openStore(${path}): a sandboxed store must be opened with readOnly: true.`);
   const file = canonicalPath(path);
   if (readOnly && !existsSync(file)) throw new StoreNotFoundError(file);
   const notAFile = notADatabaseFile(file);
@@ -92,7 +118,8 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
 
   let instance: DuckDBInstance;
   try {
-    instance = await DuckDBInstance.create(file, readOnly ? { access_mode: 'READ_ONLY' } : {});
+    const settings = sandbox === undefined ? {} : sandboxSettings(sandbox.readLocalFiles);
+    instance = await DuckDBInstance.create(file, readOnly ? { access_mode: 'READ_ONLY', ...settings } : {});
   } catch (error) {
     releaseClaim(file);
     const message = messageOf(error);
@@ -107,13 +134,14 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
     await connection.run(`SET TimeZone = 'UTC'`);
     if (readOnly) await checkSchemaReadable(connection, file);
     else await migrate(connection, file);
+    if (sandbox !== undefined) await connection.run('SET lock_configuration = true');
   } catch (error) {
     connection?.closeSync();
     instance.closeSync();
     releaseClaim(file);
     throw error;
   }
-  return new ProfileStore(file, readOnly, instance, connection);
+  return new ProfileStore(file, readOnly, sandbox !== undefined, instance, connection);
 }
 
 /** Why an existing path cannot be a database, where that is plain before DuckDB looks: DuckDB's own words are vaguer. */
@@ -141,6 +169,8 @@ export class ProfileStore {
   constructor(
     readonly file: string,
     readonly readOnly: boolean,
+    /** Opened with OpenStoreOptions.sandbox: the only kind of store runQuery accepts. */
+    readonly sandboxed: boolean,
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
   ) {}
