@@ -13,13 +13,14 @@ export interface Cell {
 
 /**
  * The key covers everything that changes what a cell measures (experiment name, model, engine and options,
- * device, precision, batch, workload, dataset and preprocessing), so --resume skips only truly identical cells.
+ * device, precision, scenario, batch, workload, dataset and preprocessing), so --resume skips only truly identical cells.
  */
 export function cellKey(exp: Experiment, model: ModelConfig, engine: EngineEntry, batchSize: number): string {
   const material = canonicalJson({
     experiment: exp.name,
     model: { name: model.name, path: model.path, preprocess: model.preprocess ?? null, input: model.input ?? null },
     engine: { name: engine.name, label: engine.label ?? null, device: engine.device, options: engine.options, precision: engine.precision ?? 'model' },
+    scenario: { of: engine.scenario ?? exp.scenario, mlperf: exp.mlperf_rules },
     batchSize,
     workload: { warmup: exp.warmup_batches, sessions: exp.sessions, seed: exp.seed },
     dataset: exp.dataset,
@@ -42,12 +43,20 @@ export class DuplicateCellError extends Error {
   override name = 'DuplicateCellError';
 }
 
+/** The batch sizes an engine entry runs: a multi_stream query is samples_per_query samples run as one batch. */
+function batchSizesOf(exp: Experiment, engine: EngineEntry): number[] {
+  const scenario = engine.scenario ?? exp.scenario;
+  if (scenario === 'multi_stream') return [8];
+  if (typeof scenario === 'object' && scenario.kind === 'multi_stream') return [scenario.samples_per_query ?? 8];
+  return exp.batch_sizes;
+}
+
 export function expandCells(exp: Experiment): Cell[] {
   const seen = new Map<string, string>();
   const cells: Cell[] = [];
   for (const model of exp.models) {
     for (const engine of exp.engines) {
-      for (const batchSize of exp.batch_sizes) {
+      for (const batchSize of batchSizesOf(exp, engine)) {
         if (excluded(exp, model, engine, batchSize)) continue;
         const key = cellKey(exp, model, engine, batchSize);
         const where = `models[${model.name}] x engines[${exp.engines.indexOf(engine)}] (${engine.label ?? engine.name}) x batch ${batchSize}`;

@@ -74,12 +74,34 @@ export const DatasetSchema = z.discriminatedUnion('kind', [
 ]);
 export type DatasetConfig = z.infer<typeof DatasetSchema>;
 
+export const ScenarioKindSchema = z.enum(['single_stream', 'multi_stream', 'server', 'offline']);
+export type ScenarioKind = z.infer<typeof ScenarioKindSchema>;
+
+/**
+ * LoadGen's scenarios (loadgen/test_settings.h, mlperf.conf). A query is one batch of the cell's batch size, except
+ * multi_stream, whose query is samples_per_query samples run as one batch (batch_sizes do not apply to it).
+ */
+export const ScenarioSchema = z.union([
+  ScenarioKindSchema,
+  z.strictObject({
+    kind: ScenarioKindSchema,
+    samples_per_query: Positive.optional().describe('multi_stream: samples per query (LoadGen default 8)'),
+    target_qps: z.number().positive().max(1e7).optional().describe('server: Poisson arrival rate in queries/s'),
+    latency_bound_ms: z.number().positive().max(1e7).optional().describe('server: the p99 latency a VALID run stays within (MLPerf default 10 ms)'),
+    find_peak: z.boolean().optional().describe('server: binary-search the highest target_qps that is VALID (LoadGen FindPeakPerformance)'),
+    min_duration_ms: NonNegative.optional().describe('each session runs, and a VALID run lasts, at least this long (PBH: 1000, MLPerf: 600000)'),
+    min_query_count: Positive.optional().describe('each session issues, and a VALID run has, at least this many queries'),
+  }),
+]);
+export type ScenarioConfig = z.infer<typeof ScenarioSchema>;
+
 export const EngineEntrySchema = z.strictObject({
   name: z.string().min(1),
   device: z.string().default('cpu'),
   options: z.record(z.string(), z.unknown()).default({}),
   precision: PrecisionSchema.optional().describe("precision to execute in (fp32, bf16, fp16); unset: the model's own, on every engine and CPU"),
   label: z.string().optional().describe('distinguishes two entries of one engine with different options'),
+  scenario: ScenarioSchema.optional().describe('overrides the top-level scenario for this engine entry'),
 });
 export type EngineEntry = z.infer<typeof EngineEntrySchema>;
 
@@ -116,6 +138,11 @@ export const ExperimentSchema = z.strictObject({
     )
     .default([])
     .describe('top1, top5 (any topK), mse, mae, agreement; each reads the first output unless given {name, output}'),
+  mlperf_rules: z
+    .boolean()
+    .default(false)
+    .describe("judge validity by MLPerf's rules (600 s minimum duration, MLPerf query and sample counts); pbh run --mlperf sets it"),
+  scenario: ScenarioSchema.default('single_stream').describe('LoadGen scenario: single_stream, multi_stream, server or offline (or {kind, ...settings})'),
   performance_samples: Positive.optional().describe(
     'samples resident for the timed sessions (LoadGen performance sample count), rounded down to whole batches; default: every whole batch that fits in 1 GiB of preprocessed tensors',
   ),

@@ -48,6 +48,25 @@ export interface ModelOnlyBench {
   iterationNs: number[];
 }
 
+/**
+ * A scenario's queries over the resident batches (LoadGen's issue schedule): which batch each query runs, when it is
+ * due, and how many may be in flight.
+ */
+export interface QuerySchedule {
+  /** Resident batch index of each query, in issue order. */
+  batches: number[];
+  /** When each query is due, ns after the start (all 0: everything at once, as offline issues it). */
+  arrivalsNs: number[];
+  /** Queries in flight at most (never above the prepared model's maxConcurrency). */
+  concurrency: number;
+}
+
+/** Per query, ns after the start of the schedule, on the clock of the process that ran it. */
+export interface ScheduleTimings {
+  issuedNs: number[];
+  completedNs: number[];
+}
+
 export interface PreparedModel {
   inputs: TensorSpec[];
   outputs: TensorSpec[];
@@ -73,6 +92,13 @@ export interface PreparedModel {
    * runtime's process around the runtime's call, wrapping inputs and outputs as a deployment does.
    */
   runResident?(index: number): Promise<{ engineNs: bigint }>;
+  /** Queries the runtime can run at once (parallel runs, infer requests, streams); 1 when absent. */
+  maxConcurrency?: number;
+  /**
+   * Runs a scenario's schedule in the runtime's process on the resident batches, so arrivals, queueing and
+   * completions are timed where the runtime lives. Engines without it are driven by the harness's own executor.
+   */
+  runSchedule?(schedule: QuerySchedule): Promise<ScheduleTimings>;
   layerProfile?(batch: TensorMap, iterations: number): Promise<LayerTiming[]>;
   /** Peak/current memory of the process that runs the model, when it is not the harness process. */
   memory?(): Promise<MemorySample>;

@@ -23,9 +23,10 @@ export type Stats = z.infer<typeof StatsSchema>;
  * Timing boundaries, each saying what a latency covers: `engine` is measured in the runtime's process around its call
  * (inputs and outputs wrapped as a deployment does) and is the headline; `predict` is the harness's call, IPC included;
  * `transport` is predict - engine per batch (the pipe to a worker, or the in-process call); `end_to_end` is
- * preprocess + predict; `model_only` is a native runtime's own loop on one resident input.
+ * preprocess + predict; `model_only` is a native runtime's own loop on one resident input; `query` is a server or
+ * offline query's latency, from its scheduled arrival to its completion (queueing included).
  */
-export const BoundarySchema = z.enum(['engine', 'predict', 'transport', 'end_to_end', 'model_only']);
+export const BoundarySchema = z.enum(['engine', 'predict', 'transport', 'end_to_end', 'model_only', 'query']);
 export type Boundary = z.infer<typeof BoundarySchema>;
 
 
@@ -118,6 +119,24 @@ export const ScoreRowSchema = z.object({
   higher_is_better: z.boolean(),
 });
 
+/** A scenario's outcome by LoadGen's rules: the reported figure and whether the run was VALID, with the reasons. */
+export const ScenarioResultSchema = z.object({
+  kind: z.enum(['single_stream', 'multi_stream', 'server', 'offline']),
+  rules: z.enum(['pbh', 'mlperf']),
+  settings: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])),
+  /** Where the queries were issued and timed: in the runtime's process, or by the harness's executor. */
+  executor: z.enum(['runtime', 'harness']),
+  validity: z.enum(['VALID', 'INVALID']),
+  reasons: z.array(z.string()),
+  /** Mean over sessions of each session's figure (LoadGen percentiles are nearest rank). */
+  reported: z.object({ name: z.string(), value: z.number(), unit: z.string() }),
+  early_stopping_ms: z.number().nullable(),
+  /** Server: how late queries were issued after their scheduled arrival, ns. */
+  issue_delay: StatsSchema.nullable(),
+  peak_search: z.array(z.object({ target_qps: z.number(), validity: z.enum(['VALID', 'INVALID']), p99_ms: z.number(), reasons: z.array(z.string()) })),
+});
+export type ScenarioResult = z.infer<typeof ScenarioResultSchema>;
+
 /** One Profile per sweep cell: what was measured, on what, how, and how it went. */
 export const ProfileSchema = z.object({
   profile_id: z.string(),
@@ -185,7 +204,9 @@ export const ProfileSchema = z.object({
    * The boundary throughput, the latency percentiles the leaderboard ranks and the site prints are computed from:
    * `engine` (measured where the runtime lives) whenever the engine reports it, else `predict`.
    */
-  headline_boundary: z.enum(['engine', 'predict']).nullable().default(null),
+  headline_boundary: z.enum(['engine', 'predict', 'query']).nullable().default(null),
+  /** Null when the cell ended before its scenario ran (and in Profiles stored before schema v2). */
+  scenario: ScenarioResultSchema.nullable().default(null),
   throughput: StatsSchema.nullable(),
   latency: z.partialRecord(BoundarySchema, StatsSchema),
   metrics: z.record(z.string(), z.number()),

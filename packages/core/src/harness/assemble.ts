@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { LayerTiming } from '../contracts/engine.js';
-import { LayerTimingSchema, type Boundary, type LayerRow, type Profile, type Stats } from '../contracts/profile.js';
+import { LayerTimingSchema, type Boundary, type LayerRow, type Profile, type ScenarioResult, type Stats } from '../contracts/profile.js';
 import type { Cell } from '../config/keys.js';
 import { summarize } from '../stats/summary.js';
 import type { SweepContext } from './context.js';
@@ -49,11 +49,12 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
       samples_scored: 0,
       last_batch: null,
       threads: null,
-      scenario: 'offline',
+      scenario: 'single_stream',
       seed: exp.seed,
     },
     correctness: null,
     headline_boundary: null,
+    scenario: null,
     throughput: null,
     latency: {},
     metrics: {},
@@ -75,28 +76,58 @@ function layerRows(layers: LayerTiming[]): LayerRow[] {
   return timings.map((l) => ({ ...l, share: totalNs > 0 ? l.mean_ns / totalNs : 0 }));
 }
 
+/** The Profile's verdict: VALID only when every session was, each reason once with the sessions it held in. */
+function scenarioResult(m: Measurement): ScenarioResult {
+  const bySession = new Map<string, number[]>();
+  m.verdicts.forEach((v, i) => v.reasons.forEach((r) => bySession.set(r, [...(bySession.get(r) ?? []), i + 1])));
+  const reasons = [...bySession].map(([r, sessions]) => `${sessions.length === m.verdicts.length ? 'every session' : `session ${sessions.join(', ')}`}: ${r}`);
+  const es = m.verdicts.map((v) => v.earlyStoppingMs).filter((v): v is number => v !== null);
+  const { kind, rules, ...settings } = m.settings;
+  return {
+    kind,
+    rules,
+    settings,
+    executor: m.open?.executor ?? 'runtime',
+    validity: reasons.length ? 'INVALID' : 'VALID',
+    reasons,
+    reported: { ...m.verdicts[0]!.reported, value: m.verdicts.reduce((a, v) => a + v.reported.value, 0) / m.verdicts.length },
+    early_stopping_ms: es.length === m.verdicts.length && es.length > 0 ? Math.max(...es) : null,
+    issue_delay: m.open && m.open.issueDelayNs.length ? summarize(m.open.issueDelayNs) : null,
+    peak_search: m.open?.peak ?? [],
+  };
+}
+
+function rawSamples(m: Measurement): { boundary: TimedBoundary; values: Float64Array; sessionOf: Int32Array }[] {
+  if (m.open) return [{ boundary: 'query', values: m.open.queryNs, sessionOf: m.open.sessionOf }];
+  const loop = m.loop!;
+  return (Object.entries(loop.raw) as [TimedBoundary, Float64Array][]).map(([boundary, values]) => ({ boundary, values, sessionOf: loop.sessionOf }));
+}
+
 /** The assemble phase: statistics per session and across sessions, raw samples, metrics, scores, FLOP/s, layers. */
 export function assembleProfile(ctx: SweepContext, plan: CellPlan, m: Measurement, profile: Profile): void {
-  const { loop } = m;
   const latency: Partial<Record<Boundary, Stats>> = {};
-  for (const [boundary, values] of Object.entries(loop.raw) as [TimedBoundary, Float64Array][]) {
+  for (const { boundary, values, sessionOf } of rawSamples(m)) {
     if (values.length === 0) continue;
     latency[boundary] = summarize(values);
-    values.forEach((ns, i) => profile.samples.push({ session: Math.floor(i / plan.batches), batch: i % plan.batches, boundary, ns }));
+    let first = 0;
+    values.forEach((ns, i) => {
+      if (i > 0 && sessionOf[i] !== sessionOf[i - 1]) first = i;
+      profile.samples.push({ session: sessionOf[i]!, batch: i - first, boundary, ns });
+    });
   }
   if (m.modelOnlyNs) {
     latency.model_only = summarize(m.modelOnlyNs);
     m.modelOnlyNs.forEach((ns, i) => profile.samples.push({ session: -1, batch: i, boundary: 'model_only', ns }));
   }
+  const sessions = m.loop?.sessions ?? m.open!.sessions;
   profile.latency = latency;
-  profile.headline_boundary = loop.headline;
-  profile.sessions = loop.sessions;
-  profile.throughput = summarize(loop.sessions.map((s) => s.throughput_sps));
-  profile.metrics = aggregateMetrics(loop.metricValues);
-  if (m.memory) {
-    profile.metrics.worker_peak_rss_mb = m.memory.rssBytes / 2 ** 20;
-    if (m.memory.deviceBytes !== undefined) profile.metrics.device_peak_mb = m.memory.deviceBytes / 2 ** 20;
-  }
+  profile.headline_boundary = m.loop?.headline ?? 'query';
+  profile.scenario = scenarioResult(m);
+  profile.workload.scenario = m.settings.kind;
+  profile.workload.samples_per_session = sessions[0]?.samples ?? 0;
+  profile.sessions = sessions;
+  profile.throughput = summarize(sessions.map((s) => s.throughput_sps));
+  profile.metrics = aggregateMetrics(m.loop?.metricValues ?? m.open!.metricValues);
   profile.workload.samples_scored = m.accuracy.samples;
   profile.workload.last_batch = m.accuracy.lastBatch;
   profile.scores = plan.scorers.flatMap((s, k) =>

@@ -266,7 +266,7 @@ ORDER BY model, o.batch_size, device, o.run_id, speedup DESC, o.profile_id`;
 const V2_LEADERBOARD = `CREATE VIEW leaderboard AS
 SELECT
   p.model_name AS model,
-  row_number() OVER (PARTITION BY p.model_name ORDER BY p.throughput_mean DESC NULLS LAST, p.profile_id) AS rank_in_model,
+  row_number() OVER (PARTITION BY p.model_name, coalesce(p.scenario, 'single_stream') ORDER BY p.throughput_mean DESC NULLS LAST, p.profile_id) AS rank_in_model,
   p.engine_name AS engine,
   coalesce(p.engine_label, p.engine_name) AS engine_entry,
   p.engine_version,
@@ -274,10 +274,14 @@ SELECT
   p.precision_executed AS precision,
   p.precision_requested,
   p.batch_size,
+  coalesce(p.scenario, 'single_stream') AS scenario,
+  p.validity,
+  p.scenario_metric,
+  p.scenario_value,
   p.throughput_mean AS throughput_sps,
   p.throughput_std AS throughput_std_sps,
-  CASE WHEN p.headline_boundary = 'engine' THEN p.engine_p50_ms ELSE p.predict_p50_ms END AS p50_ms,
-  CASE WHEN p.headline_boundary = 'engine' THEN p.engine_p99_ms ELSE p.predict_p99_ms END AS p99_ms,
+  CASE p.headline_boundary WHEN 'engine' THEN p.engine_p50_ms WHEN 'query' THEN p.query_p50_ms ELSE p.predict_p50_ms END AS p50_ms,
+  CASE p.headline_boundary WHEN 'engine' THEN p.engine_p99_ms WHEN 'query' THEN p.query_p99_ms ELSE p.predict_p99_ms END AS p99_ms,
   coalesce(p.headline_boundary, 'predict') AS latency_boundary,
   p.engine_p50_ms,
   p.predict_p50_ms,
@@ -310,9 +314,9 @@ const V2_COMPARISONS = `CREATE VIEW comparisons AS
 WITH ok AS (
   SELECT
     p.profile_id, p.run_id, p.model_name, p.batch_size, p.engine_device, p.engine_name, coalesce(p.engine_label, p.engine_name) AS engine_entry,
-    p.throughput_mean, CASE WHEN p.headline_boundary = 'engine' THEN p.engine_p50_ms ELSE p.predict_p50_ms END AS predict_p50_ms, p.precision_executed,
+    p.throughput_mean, CASE p.headline_boundary WHEN 'engine' THEN p.engine_p50_ms WHEN 'query' THEN p.query_p50_ms ELSE p.predict_p50_ms END AS predict_p50_ms, coalesce(p.scenario, 'single_stream') AS scenario, p.precision_executed,
     COALESCE(
-      max(p.correctness_reference_engine) OVER (PARTITION BY p.run_id, p.model_name, p.batch_size, p.engine_device),
+      max(p.correctness_reference_engine) OVER (PARTITION BY p.run_id, p.model_name, p.batch_size, p.engine_device, coalesce(p.scenario, 'single_stream')),
       json_extract_string(r.config, '$.reference_engine')
     ) AS reference_engine
   FROM profiles p
@@ -322,7 +326,7 @@ WITH ok AS (
 ranked AS (
   SELECT *,
     row_number() OVER (
-      PARTITION BY run_id, model_name, batch_size, engine_device
+      PARTITION BY run_id, model_name, batch_size, engine_device, scenario
       ORDER BY (engine_name = reference_engine) DESC NULLS LAST, throughput_mean DESC, profile_id
     ) AS baseline_rank
   FROM ok
@@ -331,6 +335,7 @@ SELECT
   o.run_id,
   o.model_name AS model,
   o.batch_size,
+  o.scenario,
   o.engine_device AS device,
   o.engine_name AS engine,
   o.engine_entry,
@@ -349,7 +354,7 @@ SELECT
 FROM ok o
 JOIN ranked b
   ON b.baseline_rank = 1 AND b.run_id = o.run_id AND b.model_name = o.model_name
-  AND b.batch_size = o.batch_size AND b.engine_device = o.engine_device
+  AND b.batch_size = o.batch_size AND b.engine_device = o.engine_device AND b.scenario = o.scenario
 ORDER BY model, o.batch_size, device, o.run_id, speedup DESC, o.profile_id`;
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -360,7 +365,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 2,
-    description: 'profiles: precision requested/executed/evidence, engine_process, engine_label, headline_boundary, transport latency; views show precision and rank by the headline boundary',
+    description: 'profiles: precision requested/executed/evidence, engine_process, engine_label, scenario and validity, query latency, headline_boundary, transport latency; views show precision and rank by the headline boundary',
     statements: [
       'DROP VIEW leaderboard',
       'DROP VIEW comparisons',
@@ -371,15 +376,21 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE profiles ADD COLUMN engine_label VARCHAR',
       'ALTER TABLE profiles ADD COLUMN headline_boundary VARCHAR',
       ...['profiles', 'sessions'].flatMap((table) =>
-        ['mean', 'std', 'p50', 'p90', 'p99'].map((stat) => `ALTER TABLE ${table} ADD COLUMN transport_${stat}_ms DOUBLE`),
+        ['transport', 'query'].flatMap((boundary) =>
+          ['mean', 'std', 'p50', 'p90', 'p99'].map((stat) => `ALTER TABLE ${table} ADD COLUMN ${boundary}_${stat}_ms DOUBLE`),
+        ),
       ),
+      'ALTER TABLE profiles ADD COLUMN validity VARCHAR',
+      'ALTER TABLE profiles ADD COLUMN validity_reasons JSON',
+      'ALTER TABLE profiles ADD COLUMN scenario_metric VARCHAR',
+      'ALTER TABLE profiles ADD COLUMN scenario_value DOUBLE',
       // DuckDB cannot alter a CHECK constraint: the samples table is rebuilt with the transport boundary allowed.
       `CREATE TABLE samples_v2 (
   profile_id VARCHAR NOT NULL,
   seq INTEGER NOT NULL,
   session INTEGER NOT NULL,
   batch INTEGER NOT NULL,
-  boundary VARCHAR NOT NULL CHECK (boundary IN ('engine', 'predict', 'transport', 'end_to_end', 'model_only')),
+  boundary VARCHAR NOT NULL CHECK (boundary IN ('engine', 'predict', 'transport', 'end_to_end', 'model_only', 'query')),
   ns DOUBLE NOT NULL CHECK (ns >= 0)
 )`,
       'INSERT INTO samples_v2 SELECT profile_id, seq, session, batch, boundary, ns FROM samples',

@@ -42,6 +42,8 @@ export async function fakeSweep(engines: Engine[], overrides: Partial<Experiment
     scorers: ['top1'],
     metrics: metrics.map((m) => m.name),
     reference_engine: 'ref',
+    // One pass over the resident batches per session, as the counts in the tests expect.
+    scenario: { kind: 'single_stream', min_duration_ms: 0, min_query_count: 1 },
     layer_profile: { enabled: false },
     ...overrides,
   };

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { SITE_BUILD_LOCKED_EXIT } from '../../publish/index.js';
 import { openStore } from '../../store/index.js';
 import { DEFAULT_DB, EXIT, UsageError, type Command } from '../command.js';
+import { SITE_MARKER, checkSiteFolder, publishStaging, removeStaging, stagingFolder } from '../site-folder.js';
 
 const SitePackageSchema = z.object({ name: z.literal('@pbh/site') });
 
@@ -59,29 +60,60 @@ async function profileCount(db: string): Promise<number> {
   }
 }
 
-function runSiteBuild(siteDir: string, db: string, out: string): Promise<number> {
+/** Exit status of the build, or the signal that stopped pbh meanwhile (the child, in pbh's process group, gets it too). */
+function runSiteBuild(siteDir: string, db: string, out: string): Promise<{ code: number; signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
+    let stoppedBy: NodeJS.Signals | null = null;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      stoppedBy = signal;
+      child.kill(signal);
+    };
     // Astro's progress goes to stderr: stdout stays for the result, so scripts can read where the site is.
     const child = spawn('npm', ['run', '--silent', 'build:site'], {
       cwd: siteDir,
       env: { ...process.env, PBH_SITE_DB: db, PBH_SITE_OUT: out, ASTRO_TELEMETRY_DISABLED: '1' },
       stdio: ['ignore', process.stderr, process.stderr],
     });
-    child.on('error', (error) =>
-      reject(new Error(`Could not start "npm run build:site" in ${siteDir}: ${error.message}. Is npm on PATH?`, { cause: error })),
-    );
-    child.on('close', (code) => resolve(code ?? 1));
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const done = (): void => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    };
+    child.on('error', (error) => {
+      done();
+      reject(new Error(`Could not start "npm run build:site" in ${siteDir}: ${error.message}. Is npm on PATH?`, { cause: error }));
+    });
+    child.on('close', (code) => {
+      done();
+      resolve({ code: code ?? 1, signal: stoppedBy });
+    });
   });
 }
 
 async function build(values: Record<string, unknown>): Promise<number> {
   const db = path.resolve(typeof values.db === 'string' ? values.db : DEFAULT_DB);
   const siteDir = findSiteDir();
-  const out = path.resolve(typeof values.out === 'string' ? values.out : path.join(siteDir, 'dist'));
+  const defaultOut = path.join(siteDir, 'dist');
+  const out = path.resolve(typeof values.out === 'string' ? values.out : defaultOut);
+  const folder = checkSiteFolder(out, db, defaultOut);
   const profiles = await profileCount(db);
   process.stderr.write(`Building the site from ${db} (${profiles} Profiles, opened read-only) into ${out} ...\n`);
   const started = Date.now();
-  const code = await runSiteBuild(siteDir, db, out);
+  // Astro empties the folder it builds into: it builds into a fresh folder beside the site, which then replaces it.
+  const staging = stagingFolder(folder);
+  let result: Awaited<ReturnType<typeof runSiteBuild>>;
+  try {
+    result = await runSiteBuild(siteDir, db, staging);
+    if (result.code === 0 && result.signal === null) publishStaging(staging, folder);
+  } finally {
+    removeStaging(staging);
+  }
+  const { code, signal } = result;
+  if (signal !== null) {
+    process.stderr.write(`pbh site build: stopped by ${signal}; ${out} is as it was before the build.\n`);
+    return signal === 'SIGTERM' ? EXIT.terminated : EXIT.interrupted;
+  }
   if (code === SITE_BUILD_LOCKED_EXIT) {
     process.stderr.write(
       `pbh site build: ${db} became locked during the build (a pbh run started?). Wait for it to finish, or build from a copy: cp ${db} /tmp/pbh-copy.duckdb && pbh site build --db /tmp/pbh-copy.duckdb\n`,
@@ -89,7 +121,7 @@ async function build(values: Record<string, unknown>): Promise<number> {
     return EXIT.store;
   }
   if (code !== 0) {
-    process.stderr.write(`pbh site build: the Astro build failed (exit ${code}); its output is above.\n`);
+    process.stderr.write(`pbh site build: the Astro build failed (exit ${code}); its output is above. ${out} is as it was before the build.\n`);
     return EXIT.partial;
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
@@ -196,6 +228,9 @@ build   Builds the static site (Astro, the @pbh/site package) from the database,
         leaderboard, model, engine, comparison, history and per-Profile pages, CSV/JSON downloads, the database
         as Parquet and an in-browser SQL console. The database must not be held by a running pbh run: wait
         for it, or build from a copy of the file.
+        The site is built in a new folder beside --out, which then replaces --out (a failed build leaves the
+        old site as it was). --out must be a new or empty folder, or one pbh site build made (it leaves a
+        ${SITE_MARKER} file there), and must not contain the database.
 serve   Serves a built site on localhost (GET/HEAD, range requests for the SQL console's reads of data/pbh.duckdb).
 
 Options:

@@ -1,0 +1,23 @@
+import type { PreparedModel } from '../contracts/engine.js';
+import type { TensorMap } from '../contracts/tensor.js';
+import type { Deadline } from './deadline.js';
+
+/** Runs resident batch b and says how long the runtime's process measured it took, when the engine reports that. */
+export type ResidentQuery = (batch: number) => Promise<{ engineNs?: bigint }>;
+
+/**
+ * Makes the performance set resident (LoadGen's LoadSamplesToRam) and returns the query that runs batch b: in the
+ * runtime's process for engines that take resident samples, else predict() on the batch the harness holds. Then runs
+ * the warmup queries, outside any tracker.
+ */
+export async function residentQuery(model: PreparedModel, resident: TensorMap[], warmup: number, deadline: Deadline): Promise<ResidentQuery> {
+  let query: ResidentQuery;
+  if (model.loadResident && model.runResident) {
+    await deadline.run(model.loadResident(resident));
+    query = model.runResident.bind(model);
+  } else {
+    query = (b) => model.predict(resident[b]!);
+  }
+  for (let w = 0; w < warmup; w++) await deadline.run(query(w % resident.length));
+  return query;
+}

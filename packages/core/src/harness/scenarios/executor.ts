@@ -1,0 +1,63 @@
+import type { QuerySchedule, ScheduleTimings } from '../../contracts/engine.js';
+import type { Deadline } from '../deadline.js';
+
+const now = process.hrtime.bigint;
+/**
+ * Below this gap to the next arrival the executor yields (setImmediate) instead of arming a timer: Node's timers are
+ * ms-granular and fire late under load, which would show as issue delay that no queue caused.
+ */
+const SPIN_BELOW_NS = 20e6;
+
+/**
+ * The harness's executor for engines that cannot run a schedule in their own process: issues each query when it is
+ * due with at most `concurrency` in flight, FIFO, and records when each was issued and completed on the harness's
+ * clock. A query issued after its arrival (queued behind others, or the executor late) shows as issue delay.
+ */
+export function executeSchedule(query: (batch: number) => Promise<unknown>, s: QuerySchedule, deadline: Deadline): Promise<ScheduleTimings> {
+  const n = s.batches.length;
+  const issuedNs = new Array<number>(n).fill(0);
+  const completedNs = new Array<number>(n).fill(0);
+  const start = now();
+  const elapsed = (): number => Number(now() - start);
+  return new Promise<ScheduleTimings>((resolve, reject) => {
+    let next = 0;
+    let inFlight = 0;
+    let done = 0;
+    let failed = false;
+    let waiting: NodeJS.Timeout | NodeJS.Immediate | undefined;
+    const fail = (e: unknown): void => {
+      if (failed) return;
+      failed = true;
+      reject(e);
+    };
+    const pump = (): void => {
+      waiting = undefined;
+      if (failed) return;
+      try {
+        deadline.check();
+      } catch (e) {
+        fail(e);
+        return;
+      }
+      while (next < n && inFlight < s.concurrency) {
+        if (s.arrivalsNs[next]! > elapsed()) break;
+        const i = next++;
+        inFlight++;
+        issuedNs[i] = elapsed();
+        deadline.race(query(s.batches[i]!)).then(() => {
+          completedNs[i] = elapsed();
+          inFlight--;
+          done++;
+          if (done === n) resolve({ issuedNs, completedNs });
+          else pump();
+        }, fail);
+      }
+      if (next < n && inFlight < s.concurrency && waiting === undefined) {
+        const gap = s.arrivalsNs[next]! - elapsed();
+        waiting = gap < SPIN_BELOW_NS ? setImmediate(pump) : setTimeout(pump, Math.floor((gap - SPIN_BELOW_NS / 2) / 1e6));
+      }
+    };
+    if (n === 0) resolve({ issuedNs, completedNs });
+    else pump();
+  });
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import type { ExperimentInput } from '../../src/config/schema.js';
+import { runCell } from '../../src/harness/cell.js';
+import { Deadline } from '../../src/harness/deadline.js';
+import { earlyStoppingEstimate, minPassingQueries } from '../../src/harness/scenarios/early-stopping.js';
+import { fakeEngine, type FakeScript } from './fake-engine.js';
+import { fakeSweep } from './sweep-context.js';
+
+async function run(script: FakeScript, overrides: Partial<ExperimentInput>) {
+  const engine = fakeEngine('fake', script);
+  const { ctx, cells } = await fakeSweep([fakeEngine('ref'), engine], { timeout_s: 120, ...overrides });
+  const profile = await runCell(ctx, cells.find((c) => c.engine.name === 'fake')!, new Deadline(120, 'scenario'));
+  await ctx.reference.release();
+  return profile;
+}
+
+describe("LoadGen's early stopping", () => {
+  it('needs the query counts LoadGen computes (mlperf.conf: multi-stream 662 = 661 + 1)', () => {
+    expect([1, 2, 5, 20].map((t) => minPassingQueries(t, 0.9))).toEqual([63, 79, 122, 305]);
+    expect([1, 2, 5, 20].map((t) => minPassingQueries(t, 0.99))).toEqual([661, 836, 1302, 3284]);
+  });
+
+  it('estimates no percentile from too few queries, and a conservative one from enough', () => {
+    expect(earlyStoppingEstimate(Float64Array.from({ length: 50 }, (_, i) => i), 0.9)).toEqual({ estimate: null, needed: 64 });
+    const sorted = Float64Array.from({ length: 1000 }, (_, i) => i);
+    const es = earlyStoppingEstimate(sorted, 0.9);
+    expect(es.estimate).toBeGreaterThan(900);
+    expect(es.estimate).toBeLessThan(950);
+  });
+});
+
+describe('scenarios on the fake engine', () => {
+  it('single stream: every session runs until its minimums, reports p90 and says why it is INVALID', async () => {
+    const short = await run({ engineNs: 1000n }, { scenario: { kind: 'single_stream', min_duration_ms: 0, min_query_count: 100 } });
+    expect(short.status, short.error ?? '').toBe('ok');
+    expect(short.sessions.every((s) => s.batches === 100)).toBe(true);
+    expect(short.scenario).toMatchObject({ kind: 'single_stream', validity: 'VALID', reported: { name: 'p90_latency_ms', value: 0.001 } });
+    const mlperf = await run({ engineNs: 1000n }, { mlperf_rules: true, sessions: 1, scenario: { kind: 'single_stream', min_duration_ms: 0 } });
+    expect(mlperf.scenario?.validity).toBe('VALID');
+    expect(mlperf.scenario?.rules).toBe('mlperf');
+    const invalid = await run({ engineNs: 1000n }, { sessions: 1, scenario: { kind: 'single_stream', min_duration_ms: 0, min_query_count: 8 } });
+    expect(invalid.scenario?.validity).toBe('INVALID');
+    expect(invalid.scenario?.reasons.join('\n')).toMatch(/every session: early stopping: 8 queries are too few to estimate p90; needs at least 64/);
+  });
+
+  it('multi stream runs samples_per_query as one batch and reports p99', async () => {
+    const p = await run({ engineNs: 2000n }, { scenario: { kind: 'multi_stream', samples_per_query: 4, min_duration_ms: 0, min_query_count: 700 }, sessions: 1 });
+    expect(p.status, p.error ?? '').toBe('ok');
+    expect(p.workload.batch_size).toBe(4);
+    expect(p.scenario).toMatchObject({ kind: 'multi_stream', validity: 'VALID', reported: { name: 'p99_latency_ms', value: 0.002 } });
+  });
+
+  it('offline issues every sample at once and reports samples/s', async () => {
+    const p = await run({ serviceMs: 0.2 }, { scenario: { kind: 'offline', min_duration_ms: 0 }, sessions: 2 });
+    expect(p.status, p.error ?? '').toBe('ok');
+    expect(p.headline_boundary).toBe('query');
+    expect(p.scenario).toMatchObject({ kind: 'offline', executor: 'harness', validity: 'VALID', reported: { name: 'samples_per_s', unit: 'samples/s' } });
+    // 8 batches of 8 samples, one after another on one server: about 8 x 0.2 ms.
+    expect(p.scenario!.reported.value).toBeGreaterThan(64 / 0.0016 / 2);
+    expect(p.scenario!.reported.value).toBeLessThanOrEqual(64 / 0.0016);
+  });
+
+  it('server: INVALID past the latency bound, and the peak search keeps every rate it tried', async () => {
+    const over = await run({ serviceMs: 1 }, { scenario: { kind: 'server', target_qps: 2000, latency_bound_ms: 5, min_duration_ms: 200, min_query_count: 100 }, sessions: 1 });
+    expect(over.scenario?.validity).toBe('INVALID');
+    expect(over.scenario?.reasons.join('\n')).toMatch(/p99 latency .* exceeds the latency bound 5 ms at 2000 queries\/s: lower target_qps/);
+    const peak = await run({ serviceMs: 1 }, { scenario: { kind: 'server', target_qps: 400, latency_bound_ms: 10, min_duration_ms: 0, min_query_count: 1, find_peak: true }, sessions: 1 });
+    const tries = peak.scenario!.peak_search;
+    expect(tries.length).toBeGreaterThan(2);
+    expect(tries.length).toBeLessThanOrEqual(12);
+    expect(tries.some((t) => t.validity === 'VALID') && tries.some((t) => t.validity === 'INVALID')).toBe(true);
+    const best = Math.max(...tries.filter((t) => t.validity === 'VALID').map((t) => t.target_qps));
+    // One 1 ms server cannot be VALID at or above 1000 queries/s.
+    expect(best).toBeLessThan(1000);
+    expect(peak.scenario!.settings.targetQps).toBe(best);
+  });
+});
+
+/**
+ * Truth test: one server with a fixed service time under Poisson arrivals is an M/D/1 queue, whose mean wait is
+ * Wq = rho / (2 mu (1 - rho)). The issue delay PBH records (issued - scheduled) is that wait.
+ */
+describe('server scenario against the M/D/1 queue', () => {
+  for (const [rho, queries] of [[0.5, 8000], [0.8, 20000]] as const) {
+    it(`matches Wq within 10% at rho = ${rho}`, async () => {
+      const serviceMs = 0.5;
+      const qps = rho / (serviceMs / 1000);
+      const p = await run(
+        { serviceMs },
+        { scenario: { kind: 'server', target_qps: qps, latency_bound_ms: 1000, min_duration_ms: 0, min_query_count: queries }, sessions: 1, warmup_batches: 50 },
+      );
+      expect(p.status, p.error ?? '').toBe('ok');
+      const waitMs = p.scenario!.issue_delay!.mean / 1e6;
+      // The measured service time (query latency minus wait) sets mu, so harness overhead does not bias the check.
+      const service = p.latency.query!.mean / 1e6 - waitMs;
+      const r = qps * (service / 1000);
+      const theory = r / (2 * (1000 / service) * (1 - r)) * 1000;
+      expect(Math.abs(waitMs / theory - 1), `Wq measured ${waitMs.toFixed(4)} ms, M/D/1 ${theory.toFixed(4)} ms (rho ${r.toFixed(3)})`).toBeLessThan(0.1);
+    }, 120_000);
+  }
+});
