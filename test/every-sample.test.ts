@@ -17,6 +17,7 @@ describe('every sample counts', () => {
       sessions: 2,
       scorers: ['top1'],
       layer_profile: { enabled: false },
+      scenario: { kind: 'single_stream', min_query_count: 1 },
     });
     const r = await pbh(['run', config, '--db', db]);
     expect(r.code, r.stderr).toBe(0);

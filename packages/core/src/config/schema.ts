@@ -86,7 +86,7 @@ export const ScenarioSchema = z.union([
   z.strictObject({
     kind: ScenarioKindSchema,
     samples_per_query: Positive.optional().describe('multi_stream: samples per query (LoadGen default 8)'),
-    target_qps: z.number().positive().max(1e7).optional().describe('server: Poisson arrival rate in queries/s'),
+    target_qps: z.number().positive().max(1e7).optional().describe('server: Poisson arrival rate in queries/s; offline: the samples/s expected (LoadGen offline_expected_qps), default the warmup pace'),
     latency_bound_ms: z.number().positive().max(1e7).optional().describe('server: the p99 latency a VALID run stays within (MLPerf default 10 ms)'),
     find_peak: z.boolean().optional().describe('server: binary-search the highest target_qps that is VALID (LoadGen FindPeakPerformance)'),
     min_duration_ms: NonNegative.optional().describe('each session runs, and a VALID run lasts, at least this long (PBH: 1000, MLPerf: 600000)'),

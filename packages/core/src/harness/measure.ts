@@ -62,13 +62,14 @@ async function performance(ctx: SweepContext, plan: CellPlan, model: PreparedMod
   const tracker = new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m)));
   const onSession = (index: number): void => ctx.onProgress?.({ kind: 'session', index, of: exp.sessions });
   const { resident, preprocessNs } = residentBatches(plan);
-  const query = await residentQuery(model, resident, exp.warmup_batches, deadline);
+  const { query, warmupNsPerQuery } = await residentQuery(model, resident, exp.warmup_batches, deadline);
   if (settings.kind === 'server' || settings.kind === 'offline') {
     const open = await runOpenLoop({
       prepared: model,
       query,
       residentBatches: resident.length,
       batchSize: plan.batchSize,
+      expectedSamplesPerS: settings.expectedQps ?? (Number.isFinite(warmupNsPerQuery) ? (plan.batchSize * 1e9) / warmupNsPerQuery : 0),
       sessions: exp.sessions,
       settings,
       seed: exp.seed,

@@ -8,9 +8,14 @@ export type ResidentQuery = (batch: number) => Promise<{ engineNs?: bigint }>;
 /**
  * Makes the performance set resident (LoadGen's LoadSamplesToRam) and returns the query that runs batch b: in the
  * runtime's process for engines that take resident samples, else predict() on the batch the harness holds. Then runs
- * the warmup queries, outside any tracker.
+ * the warmup queries, outside any tracker, and says how long they took each (a pace the offline scenario plans by).
  */
-export async function residentQuery(model: PreparedModel, resident: TensorMap[], warmup: number, deadline: Deadline): Promise<ResidentQuery> {
+export async function residentQuery(
+  model: PreparedModel,
+  resident: TensorMap[],
+  warmup: number,
+  deadline: Deadline,
+): Promise<{ query: ResidentQuery; warmupNsPerQuery: number }> {
   let query: ResidentQuery;
   if (model.loadResident && model.runResident) {
     await deadline.run(model.loadResident(resident));
@@ -18,6 +23,7 @@ export async function residentQuery(model: PreparedModel, resident: TensorMap[],
   } else {
     query = (b) => model.predict(resident[b]!);
   }
+  const start = process.hrtime.bigint();
   for (let w = 0; w < warmup; w++) await deadline.run(query(w % resident.length));
-  return query;
+  return { query, warmupNsPerQuery: warmup > 0 ? Number(process.hrtime.bigint() - start) / warmup : NaN };
 }

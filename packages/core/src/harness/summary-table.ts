@@ -27,6 +27,7 @@ export function formatSummary(profiles: Profile[]): string {
       p.engine.label ?? p.engine.name,
       p.engine.precision ? precisionCell(p.engine.precision) : '',
       String(p.workload.batch_size),
+      p.scenario ? `${p.scenario.kind} ${p.scenario.validity}` : '',
       p.status,
       p.throughput ? p.throughput.mean.toFixed(1) : '',
       ms('p50'),
@@ -36,5 +37,5 @@ export function formatSummary(profiles: Profile[]): string {
       p.status === 'ok' ? '' : (p.error ?? '').split('\n')[0]!.slice(0, 80),
     ];
   });
-  return table(['model', 'engine', 'precision', 'batch', 'status', 'samples/s', 'p50 ms', 'p99 ms', 'top1', 'rss MiB', 'note'], rows);
+  return table(['model', 'engine', 'precision', 'batch', 'scenario', 'status', 'samples/s', 'p50 ms', 'p99 ms', 'top1', 'rss MiB', 'note'], rows);
 }

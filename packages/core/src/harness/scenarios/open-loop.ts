@@ -15,6 +15,8 @@ export interface OpenLoopPlan {
   query: (b: number) => Promise<unknown>;
   residentBatches: number;
   batchSize: number;
+  /** Offline's expected samples/s (LoadGen's offline_expected_qps): the config's target_qps, else the warmup's pace. */
+  expectedSamplesPerS: number;
   sessions: number;
   settings: ScenarioSettings;
   seed: number;
@@ -55,7 +57,7 @@ function runOf(s: QuerySchedule, t: ScheduleTimings, settings: ScenarioSettings,
 
 async function runOnce(plan: OpenLoopPlan, settings: ScenarioSettings, seed: number): Promise<{ schedule: QuerySchedule; timings: ScheduleTimings }> {
   const concurrency = Math.max(1, plan.prepared.maxConcurrency ?? 1);
-  const schedule = openSchedule(settings, plan.residentBatches, plan.batchSize, concurrency, seed);
+  const schedule = openSchedule(settings, plan.residentBatches, plan.batchSize, concurrency, seed, plan.expectedSamplesPerS);
   const timings = plan.prepared.runSchedule
     ? await plan.deadline.run(plan.prepared.runSchedule(schedule))
     : await executeSchedule(plan.query, schedule, plan.deadline);
