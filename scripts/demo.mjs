@@ -29,12 +29,13 @@ step('generate the bundled suite', path.join('.venv', 'bin', 'python'), [path.jo
 step('run configs/digits.yaml', ...pbh('run', 'configs/digits.yaml', '--db', db), { allowFail: true });
 step('run configs/vision.yaml', ...pbh('run', 'configs/vision.yaml', '--db', db), { allowFail: true });
 step('run configs/tabular.yaml', ...pbh('run', 'configs/tabular.yaml', '--db', db), { allowFail: true });
-step('leaderboard', ...pbh('query', 'SELECT model, engine, batch_size, round(throughput_sps, 1) AS samples_per_s, round(p50_ms, 3) AS p50_ms, round(p99_ms, 3) AS p99_ms, round(top1 * 100, 1) AS top1_pct FROM leaderboard ORDER BY model, batch_size, samples_per_s DESC', '--db', db));
+step('leaderboard', ...pbh('query', 'SELECT model, engine_entry AS engine, precision, batch_size, validity, round(throughput_sps, 1) AS samples_per_s, round(p50_ms, 3) AS p50_ms, round(p99_ms, 3) AS p99_ms, latency_boundary, round(top1 * 100, 1) AS top1_pct FROM leaderboard ORDER BY model, batch_size, samples_per_s DESC', '--db', db));
 if (existsSync(path.join(root, 'site', 'package.json'))) step('site', ...pbh('site', 'build', '--db', db), { allowFail: true });
 const secs = (ms) => `${Math.round(ms / 1000)} s`;
 process.stdout.write(`
 Demo done in ${secs(Date.now() - started)} (suite + runs: ${secs(Date.now() - measureStart)}). Profiles are in ${db}.
 Try:
-  npx pbh query "SELECT model, engine, batch_size, throughput_sps, p50_ms FROM leaderboard" --db ${db}
+  npx pbh query "SELECT model, engine_entry, precision, scenario, validity, batch_size, throughput_sps, p50_ms FROM leaderboard" --db ${db}
+  npx pbh run configs/scenarios.yaml --db ${db}   # LoadGen's four scenarios with VALID/INVALID verdicts
   npx pbh query "SELECT model_name, engine_name, status, error FROM profiles WHERE status <> 'ok'" --db ${db}
 `);
