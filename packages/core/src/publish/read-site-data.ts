@@ -5,22 +5,27 @@ import { openStore, type ProfileStore } from '../store/store.js';
 import { PublishedProfileSchema, PublishedRunSchema, SITE_DATA_VERSION, type SiteData } from './site-data.js';
 
 // Every query goes through runQuery, so DuckDB values arrive as JSON: timestamps as ISO strings, BIGINT as numbers, lists as arrays.
+// engine_entry and scenario use the leaderboard view's expressions, so a Profile of any status reads as the view would show it.
 
 /**
  * The leaderboard view holds ok Profiles only; every other Profile gets its headline latency by the view's own rule
- * (the engine boundary when it is the headline, else predict), so a row reads the same whatever its status.
+ * (the engine or query boundary when it is the headline, else predict), so a row reads the same whatever its status.
  */
 const headline = (stat: 'p50' | 'p99'): string =>
-  `CASE WHEN l.profile_id IS NOT NULL THEN l.${stat}_ms WHEN p.headline_boundary = 'engine' THEN p.engine_${stat}_ms ELSE p.predict_${stat}_ms END`;
+  `CASE WHEN l.profile_id IS NOT NULL THEN l.${stat}_ms WHEN p.headline_boundary = 'engine' THEN p.engine_${stat}_ms ` +
+  `WHEN p.headline_boundary = 'query' THEN p.query_${stat}_ms ELSE p.predict_${stat}_ms END`;
 
 const PROFILE_SQL = `
 SELECT p.profile_id, p.run_id, r.name AS run_name, p.cell_key, p.created_at, p.status, p.error, p.model_name, p.model_sha256,
-  p.model_family, p.engine_name, p.engine_version, p.engine_device, p.engine_compile_ms,
+  p.model_family, p.engine_name, p.engine_label, coalesce(p.engine_label, p.engine_name) AS engine_entry, p.engine_version, p.engine_device, p.engine_compile_ms,
   p.precision_executed AS precision, p.precision_requested, p.dataset_name, p.batch_size,
+  coalesce(p.scenario, 'single_stream') AS scenario, p.validity, p.validity_reasons::VARCHAR AS validity_reasons,
+  p.scenario_metric, p.scenario_value,
   p.session_count, p.samples_per_session, p.throughput_mean, p.throughput_std, p.throughput_ci95_low, p.throughput_ci95_high,
   p.headline_boundary, coalesce(l.latency_boundary, p.headline_boundary, 'predict') AS latency_boundary,
   ${headline('p50')} AS p50_ms, ${headline('p99')} AS p99_ms,
   p.predict_p50_ms, p.predict_p99_ms, p.engine_p50_ms, p.engine_p99_ms, p.transport_p50_ms, p.end_to_end_p50_ms, p.model_only_p50_ms,
+  p.query_p50_ms, p.query_p99_ms,
   p.peak_rss_mb, p.peak_device_mb, p.achieved_flops, p.peak_fraction, p.top1, p.top5, p.command, p.system_id,
   s.cpu_model, s.cpu_cores, s.gpus::VARCHAR AS gpus, s.hostname,
   m.sparsity_actual, m.sparsity_kind, m.parameters::DOUBLE AS parameters, m.flops_per_sample,
@@ -62,6 +67,7 @@ function jsonText<S extends z.ZodType>(schema: S) {
 
 const ProfileQueryRowSchema = PublishedProfileSchema.omit({ session_throughputs: true, samples: true }).extend({
   gpus: jsonText(PublishedProfileSchema.shape.gpus.unwrap()).nullable(),
+  validity_reasons: jsonText(PublishedProfileSchema.shape.validity_reasons.unwrap()).nullable(),
   profile: jsonText(PublishedProfileSchema.shape.profile),
 });
 const SessionQueryRowSchema = z.object({ profile_id: z.string(), throughputs: PublishedProfileSchema.shape.session_throughputs });

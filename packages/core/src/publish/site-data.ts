@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { PrecisionSchema } from '../contracts/precision.js';
-import { BoundarySchema, ProfileSchema, ProfileStatusSchema, SystemInfoSchema, type Profile } from '../contracts/profile.js';
+import { BoundarySchema, ProfileSchema, ProfileStatusSchema, ScenarioResultSchema, SystemInfoSchema, type Profile } from '../contracts/profile.js';
 
 /**
  * The data a results website is built from, read out of a store by readSiteData(): a published
  * contract, so the site never depends on the store's tables, which migrations are free to change.
  * Bump SITE_DATA_VERSION when a field is removed, renamed or changes meaning or type; a new field
- * is not a new version.
+ * is not a new version. Version 2: rank_in_model ranks within (model, scenario), and latency_boundary and
+ * headline_boundary may be `query`.
  */
-export const SITE_DATA_VERSION = 1;
+export const SITE_DATA_VERSION = 2;
 
 const count = z.number().int();
 const num = z.number().nullable();
@@ -45,6 +46,10 @@ export const PublishedProfileSchema = z.object({
   model_sha256: z.string().nullable(),
   model_family: z.string().nullable(),
   engine_name: z.string(),
+  /** The config entry's label; null when the entry has none. */
+  engine_label: z.string().nullable(),
+  /** The label, else the engine name (the leaderboard view's engine_entry): what tells two entries of one engine apart. */
+  engine_entry: z.string(),
   engine_version: z.string().nullable(),
   engine_device: z.string(),
   engine_compile_ms: num,
@@ -54,6 +59,14 @@ export const PublishedProfileSchema = z.object({
   precision_requested: PrecisionSchema.nullable(),
   dataset_name: z.string(),
   batch_size: count,
+  /** The LoadGen scenario the cell ran (single_stream for Profiles stored before scenarios, and for cells that ended before theirs was set). */
+  scenario: ScenarioResultSchema.shape.kind,
+  /** The scenario's verdict by LoadGen's rules and why it is INVALID; null when the scenario never ran (and before schema v2). */
+  validity: ScenarioResultSchema.shape.validity.nullable(),
+  validity_reasons: ScenarioResultSchema.shape.reasons.nullable(),
+  /** The figure the scenario reports (p90_latency_ms, p99_latency_ms or samples_per_s) and its value; null as for validity. */
+  scenario_metric: z.string().nullable(),
+  scenario_value: num,
   session_count: count,
   samples_per_session: count,
   /** Samples/s across sessions. */
@@ -64,11 +77,12 @@ export const PublishedProfileSchema = z.object({
   /** The Profile's own headline boundary; null when nothing was measured, and in Profiles stored before schema v2. */
   headline_boundary: HeadlineSchema.nullable(),
   /**
-   * The boundary p50_ms and p99_ms are at, as the leaderboard view's latency_boundary says: the headline boundary,
-   * or predict for Profiles stored before schema v2 (what they were ranked by).
+   * The boundary p50_ms and p99_ms are at, as the leaderboard view's latency_boundary says: the headline boundary
+   * (query for server and offline: per query, queueing included), or predict for Profiles stored before schema v2
+   * (what they were ranked by).
    */
   latency_boundary: HeadlineSchema,
-  /** The latency figures the leaderboard prints, milliseconds per batch at latency_boundary. */
+  /** The latency figures the leaderboard prints, milliseconds per batch (per query at `query`) at latency_boundary. */
   p50_ms: num,
   p99_ms: num,
   /** Milliseconds per batch at each boundary; null where the boundary was not measured. */
@@ -79,6 +93,8 @@ export const PublishedProfileSchema = z.object({
   transport_p50_ms: num,
   end_to_end_p50_ms: num,
   model_only_p50_ms: num,
+  query_p50_ms: num,
+  query_p99_ms: num,
   peak_rss_mb: num,
   peak_device_mb: num,
   achieved_flops: num,
@@ -96,7 +112,7 @@ export const PublishedProfileSchema = z.object({
   sparsity_kind: z.string().nullable(),
   parameters: num,
   flops_per_sample: num,
-  /** Throughput rank among the ok Profiles of the same model (the leaderboard view's rank_in_model); null unless ok. */
+  /** Throughput rank among the ok Profiles of the same model and scenario (the leaderboard view's rank_in_model); null unless ok. */
   rank_in_model: count.nullable(),
   /** Samples/s of each session, in session order. */
   session_throughputs: z.array(z.number()),

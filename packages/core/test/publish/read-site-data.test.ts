@@ -36,7 +36,52 @@ function headlined(profile: Profile, precision?: { requested: 'bf16'; executed: 
   };
 }
 
-/** Two runs: two ok Profiles of one model at different speeds, a failed one, and an ok one of another model. */
+const SERVER_REASONS = [
+  'p99 latency 5.210 ms exceeds the latency bound 5 ms at 500 queries/s: lower target_qps',
+  'early stopping: 9 of 600 queries over 5 ms; needs at least 1200 queries for that to pass',
+];
+
+/**
+ * The fixture as the harness writes a server Profile: an engine entry labelled ort-server, per-query latencies from
+ * scheduled arrival (here predict plus a queueing delay) as the one timed boundary and the headline, and the
+ * scenario's verdict with its reasons and peak search.
+ */
+function served(profile: Profile): Profile {
+  const query = profile.samples.filter((s) => s.boundary === 'predict').map((s) => ({ ...s, boundary: 'query' as const, ns: s.ns + 1_500_000 }));
+  const measured = query.length > 0;
+  const stats = statsOf(query.map((s) => s.ns));
+  return {
+    ...profile,
+    engine: { ...profile.engine, label: 'ort-server' },
+    workload: { ...profile.workload, scenario: 'server' },
+    headline_boundary: measured ? 'query' : null,
+    scenario: measured
+      ? {
+          kind: 'server',
+          rules: 'pbh',
+          settings: { target_qps: 500, latency_bound_ms: 5, find_peak: true },
+          executor: 'harness',
+          validity: 'INVALID',
+          reasons: SERVER_REASONS,
+          reported: { name: 'p99_latency_ms', value: stats.p99 / 1e6, unit: 'ms' },
+          early_stopping_ms: null,
+          issue_delay: statsOf([10_000, 20_000, 1_400_000]),
+          peak_search: [
+            { target_qps: 500, validity: 'VALID', p99_ms: 3.1, reasons: [] },
+            { target_qps: 1000, validity: 'INVALID', p99_ms: 7.9, reasons: [SERVER_REASONS[0]!] },
+          ],
+        }
+      : null,
+    latency: measured ? { query: stats } : {},
+    sessions: profile.sessions.map((s) => ({ ...s, latency: { query: statsOf(query.filter((q) => q.session === s.index).map((q) => q.ns)) } })),
+    samples: query,
+  };
+}
+
+/**
+ * Two runs: two ok Profiles of one model at different speeds, a failed one, and an ok one of another model; in run 2
+ * an ok server Profile of the first model (ranked in its own scenario) and a server one that timed out after measuring.
+ */
 async function writeStore(file: string) {
   const profiles = [
     makeProfile({ profileId: 'slow', runId: 'run-1', engine: 'tvm', meanNs: 400_000, ...small }),
@@ -45,6 +90,8 @@ async function writeStore(file: string) {
     headlined(makeProfile({ profileId: 'other', runId: 'run-2', model: 'resnet50', engine: 'openvino', ...small }), { requested: 'bf16', executed: 'fp32' }),
     // Ran out of time after measuring: not on the leaderboard view, yet its latencies are published like an ok row's.
     { ...headlined(makeProfile({ profileId: 'late', runId: 'run-2', model: 'resnet50', ...small })), status: 'timeout' as const, error: 'timed out after 300 s' },
+    served(makeProfile({ profileId: 'server', runId: 'run-2', meanNs: 100_000, ...small })),
+    { ...served(makeProfile({ profileId: 'server-late', runId: 'run-2', ...small })), status: 'timeout' as const, error: 'timed out after 300 s' },
   ];
   const store = await openStore(file);
   try {
@@ -69,9 +116,9 @@ describe('readSiteData', () => {
     expect(data.db_file).toBe('results.duckdb');
     expect(data.runs.map((r) => [r.run_id, r.profiles, r.finished_at])).toEqual([
       ['run-1', 3, '2026-03-01T11:00:00.000Z'],
-      ['run-2', 2, null],
+      ['run-2', 4, null],
     ]);
-    expect(data.profiles.map((p) => p.profile_id).sort()).toEqual(['broken', 'fast', 'late', 'other', 'slow']);
+    expect(data.profiles.map((p) => p.profile_id).sort()).toEqual(['broken', 'fast', 'late', 'other', 'server', 'server-late', 'slow']);
 
     const byId = new Map(data.profiles.map((p) => [p.profile_id, p]));
     const fast = byId.get('fast')!;
@@ -81,11 +128,47 @@ describe('readSiteData', () => {
     expect(fast.predict_p50_ms).toBeCloseTo(written[1]!.latency.predict!.p50 / 1e6, 9);
   });
 
-  it('ranks ok Profiles within their model as the leaderboard view does, and leaves the others unranked', async () => {
+  it('ranks ok Profiles within their model and scenario as the leaderboard view does, and leaves the others unranked', async () => {
     const file = join(dir, 'results.duckdb');
     await writeStore(file);
     const ranks = Object.fromEntries((await readSiteData(file)).profiles.map((p) => [p.profile_id, p.rank_in_model]));
-    expect(ranks).toEqual({ fast: 1, slow: 2, broken: null, other: 1, late: null });
+    // The server Profile is the fastest of its model, yet ranks in its own scenario: fast keeps first place in offline.
+    expect(ranks).toEqual({ fast: 1, slow: 2, broken: null, other: 1, late: null, server: 1, 'server-late': null });
+  });
+
+  it('publishes scenario, verdict, reasons, reported figure and engine entry, and a query headline for every status', async () => {
+    const file = join(dir, 'results.duckdb');
+    const written = new Map((await writeStore(file)).map((p) => [p.profile_id, p]));
+    const byId = new Map((await readSiteData(file)).profiles.map((p) => [p.profile_id, p]));
+    for (const id of ['server', 'server-late']) {
+      const query = written.get(id)!.latency.query!;
+      expect(byId.get(id), id).toMatchObject({
+        engine_name: 'onnxruntime', engine_label: 'ort-server', engine_entry: 'ort-server',
+        scenario: 'server', validity: 'INVALID', validity_reasons: SERVER_REASONS,
+        scenario_metric: 'p99_latency_ms', scenario_value: query.p99 / 1e6,
+        headline_boundary: 'query', latency_boundary: 'query',
+      });
+      for (const stat of ['p50', 'p99'] as const) {
+        expect(byId.get(id)![`${stat}_ms`], `${id} ${stat}`).toBeCloseTo(query[stat] / 1e6, 9);
+        expect(byId.get(id)![`query_${stat}_ms`], `${id} ${stat}`).toBeCloseTo(query[stat] / 1e6, 9);
+      }
+    }
+    expect(byId.get('server')!.profile.scenario).toEqual(written.get('server')!.scenario);
+    // Unlabelled entries are their engine; Profiles without a scenario result have no verdict.
+    expect(byId.get('fast')).toMatchObject({ engine_label: null, engine_entry: 'onnxruntime', scenario: 'offline', validity: null, validity_reasons: null, scenario_metric: null, scenario_value: null });
+    expect(byId.get('broken')).toMatchObject({ engine_entry: 'openvino', validity: null, p50_ms: null });
+
+    // Every ok row carries exactly the leaderboard view's scenario, verdict and entry.
+    const store = await openStore(file, { readOnly: true });
+    try {
+      const view = await runQuery(store, 'SELECT profile_id, scenario, validity, scenario_metric, scenario_value, engine_entry, rank_in_model FROM leaderboard');
+      expect(view.rows.map((r) => r[0]).sort()).toEqual(['fast', 'other', 'server', 'slow']);
+      for (const [id, scenario, validity, metric, value, entry, rank] of view.rows) {
+        expect(byId.get(String(id))).toMatchObject({ scenario, validity, scenario_metric: metric, scenario_value: value, engine_entry: entry, rank_in_model: rank });
+      }
+    } finally {
+      await store.close();
+    }
   });
 
   it('publishes precision asked for and executed, and the headline latency as the leaderboard view defines it', async () => {
@@ -120,13 +203,13 @@ describe('readSiteData', () => {
     }
   });
 
-  it('reads a Profile stored before schema v2: no precision, no headline, no transport', async () => {
+  it('reads a Profile stored before schema v2: no precision, headline, transport, label or scenario result', async () => {
     const file = join(dir, 'results.duckdb');
     const written = await writeStore(file);
     const fast = written.find((p) => p.profile_id === 'fast')!;
     // What a migrated v1 row holds: its new columns NULL, its profile_json without the keys v2 added.
-    const { headline_boundary: _headline, ...rest } = fast;
-    const { precision: _precision, process: _process, ...engine } = fast.engine;
+    const { headline_boundary: _headline, scenario: _scenario, ...rest } = fast;
+    const { precision: _precision, process: _process, label: _label, ...engine } = fast.engine;
     const { samples_scored: _scored, last_batch: _last, ...workload } = fast.workload;
     const { precision: _gate, tolerance_rule: _rule, outputs: _outputs, ...correctness } = fast.correctness!;
     const v1 = { ...rest, engine, workload, correctness };
@@ -135,7 +218,8 @@ describe('readSiteData', () => {
       await store.withConnection(async (c) => {
         await c.run(
           `UPDATE profiles SET precision_requested = NULL, precision_executed = NULL, precision_evidence = NULL, engine_process = NULL,
-             headline_boundary = NULL, transport_p50_ms = NULL, profile_json = $1::JSON WHERE profile_id = 'fast'`,
+             headline_boundary = NULL, transport_p50_ms = NULL, engine_label = NULL, validity = NULL, validity_reasons = NULL,
+             scenario_metric = NULL, scenario_value = NULL, scenario = 'single_stream', profile_json = $1::JSON WHERE profile_id = 'fast'`,
           [JSON.stringify(v1)],
         );
         await c.run(`DELETE FROM samples WHERE profile_id = 'fast' AND boundary = 'transport'`);
@@ -144,10 +228,14 @@ describe('readSiteData', () => {
       await store.close();
     }
     const old = (await readSiteData(file)).profiles.find((p) => p.profile_id === 'fast')!;
-    expect(old).toMatchObject({ precision: null, precision_requested: null, headline_boundary: null, latency_boundary: 'predict', transport_p50_ms: null });
+    expect(old).toMatchObject({
+      precision: null, precision_requested: null, headline_boundary: null, latency_boundary: 'predict', transport_p50_ms: null,
+      engine_label: null, engine_entry: 'onnxruntime', scenario: 'single_stream', validity: null, validity_reasons: null, scenario_value: null,
+    });
     expect(old.p50_ms).toBeCloseTo(fast.latency.predict!.p50 / 1e6, 9);
-    expect(old.profile.engine).toMatchObject({ precision: null, process: null });
+    expect(old.profile.engine).toMatchObject({ precision: null, process: null, label: null });
     expect(old.profile.headline_boundary).toBeNull();
+    expect(old.profile.scenario).toBeNull();
     expect(old.profile.workload).toMatchObject({ samples_scored: 0, last_batch: null });
     expect(old.profile.correctness).toMatchObject({ precision: null, tolerance_rule: 'config tolerance', outputs: [] });
     expect(old.samples.boundary).not.toContain('transport');
