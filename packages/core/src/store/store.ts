@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
@@ -32,20 +32,21 @@ export interface OpenStoreOptions {
 }
 
 /**
+ * Every open: DuckDB never downloads or loads an extension by itself (no network at run time; what PBH uses, parquet,
+ * json and icu, is built in). Without this, a query naming a URL installs httpfs, and opening an SQLite file
+ * installs the sqlite scanner.
+ */
+const NO_EXTENSION_LOADING = { autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' };
+
+/**
  * DuckDB settings for a sandboxed open, each checked against @duckdb/node-api 1.5 in core/test/store/sandbox.test.ts:
  * enable_external_access=false fails COPY ... TO, EXPORT DATABASE, ATTACH, INSTALL and every read_* / glob of a
- * file or URL with a Permission Error; the autoinstall/autoload settings stop DuckDB from downloading or loading
- * an extension a query names (read_parquet('https://...') needs httpfs); allow_community_extensions=false keeps
- * third-party extensions out. Security settings cannot be raised again once the database runs, and
- * lock_configuration (set after PBH's own SET TimeZone) freezes the rest.
+ * file or URL with a Permission Error; with extension autoinstall/autoload off (every open) a query cannot bring
+ * in httpfs for a URL; allow_community_extensions=false keeps third-party extensions out. Security settings cannot
+ * be raised again once the database runs, and lock_configuration (set after PBH's own SET TimeZone) freezes the rest.
  */
 function sandboxSettings(readLocalFiles: boolean): Record<string, string> {
-  return {
-    enable_external_access: readLocalFiles ? 'true' : 'false',
-    autoinstall_known_extensions: 'false',
-    autoload_known_extensions: 'false',
-    allow_community_extensions: 'false',
-  };
+  return { enable_external_access: readLocalFiles ? 'true' : 'false', allow_community_extensions: 'false' };
 }
 
 export interface ProfileFilter {
@@ -118,8 +119,8 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
 
   let instance: DuckDBInstance;
   try {
-    const settings = sandbox === undefined ? {} : sandboxSettings(sandbox.readLocalFiles);
-    instance = await DuckDBInstance.create(file, readOnly ? { access_mode: 'READ_ONLY', ...settings } : {});
+    const settings = { ...NO_EXTENSION_LOADING, ...(sandbox === undefined ? {} : sandboxSettings(sandbox.readLocalFiles)) };
+    instance = await DuckDBInstance.create(file, readOnly ? { access_mode: 'READ_ONLY', ...settings } : settings);
   } catch (error) {
     releaseClaim(file);
     const message = messageOf(error);
@@ -144,12 +145,28 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
   return new ProfileStore(file, readOnly, sandbox !== undefined, instance, connection);
 }
 
-/** Why an existing path cannot be a database, where that is plain before DuckDB looks: DuckDB's own words are vaguer. */
+/** DuckDB's main header: an 8-byte checksum, then these magic bytes. */
+const DUCKDB_MAGIC = Buffer.from('DUCK');
+const SQLITE_MAGIC = Buffer.from('SQLite format 3\0');
+
+/**
+ * Why an existing path cannot be a PBH database, where its first bytes already say so: DuckDB's own words are vaguer,
+ * and for an SQLite file it would reach for the sqlite extension instead.
+ */
 function notADatabaseFile(file: string): string | undefined {
   if (!existsSync(file)) return undefined;
   const stat = statSync(file);
   if (stat.isDirectory()) return 'it is a folder, not a file';
   if (stat.size === 0) return 'it is an empty file, not a DuckDB database';
+  const head = Buffer.alloc(16);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, head, 0, head.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (head.equals(SQLITE_MAGIC)) return 'it is an SQLite database, not a DuckDB one';
+  if (!head.subarray(8, 12).equals(DUCKDB_MAGIC)) return 'it is not a DuckDB database file (its first bytes are not a DuckDB header)';
   return undefined;
 }
 
