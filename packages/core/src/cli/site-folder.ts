@@ -69,10 +69,37 @@ export function checkSiteFolder(out: string, db: string, owned: string): string 
   return folder;
 }
 
-/** A fresh folder beside the site folder to build into: a failed or interrupted build never touches the old site. */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Staging and set-aside folders of builds that were killed (SIGKILL, a crash) before they could remove them: pbh
+ * made them, their pid names a process that is gone, and nothing else in them is anyone's.
+ */
+function removeAbandoned(folder: string): void {
+  const parent = path.dirname(folder);
+  const prefix = `.${path.basename(folder)}.pbh-`;
+  for (const entry of readdirSync(parent)) {
+    const pid = entry.startsWith(prefix) ? /^(?:build|old)-(\d+)-[0-9a-f]{8}$/.exec(entry.slice(prefix.length))?.[1] : undefined;
+    if (pid !== undefined && Number(pid) !== process.pid && !isRunning(Number(pid))) rmSync(path.join(parent, entry), { recursive: true, force: true });
+  }
+}
+
+/**
+ * A fresh folder beside the site folder to build into: a failed or interrupted build never touches the old site.
+ * Folders that killed builds left there are removed first.
+ */
 export function stagingFolder(folder: string): string {
   const parent = path.dirname(folder);
   mkdirSync(parent, { recursive: true });
+  removeAbandoned(folder);
   const staging = path.join(parent, `.${path.basename(folder)}.pbh-build-${process.pid}-${randomBytes(4).toString('hex')}`);
   mkdirSync(staging);
   return staging;

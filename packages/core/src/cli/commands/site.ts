@@ -60,19 +60,29 @@ async function profileCount(db: string): Promise<number> {
   }
 }
 
-/** Exit status of the build, or the signal that stopped pbh meanwhile (the child, in pbh's process group, gets it too). */
+/** Exit status of the build, or the signal that stopped pbh meanwhile and, with it, the build. */
 function runSiteBuild(siteDir: string, db: string, out: string): Promise<{ code: number; signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
     let stoppedBy: NodeJS.Signals | null = null;
+    // npm does not pass a signal on to the script it runs: the whole group is signalled, or the build would go on
+    // writing after pbh has removed its staging folder and exited.
     const onSignal = (signal: NodeJS.Signals): void => {
       stoppedBy = signal;
-      child.kill(signal);
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, signal);
+        } catch {
+          // The group is already gone.
+        }
+      }
     };
     // Astro's progress goes to stderr: stdout stays for the result, so scripts can read where the site is.
     const child = spawn('npm', ['run', '--silent', 'build:site'], {
       cwd: siteDir,
       env: { ...process.env, PBH_SITE_DB: db, PBH_SITE_OUT: out, ASTRO_TELEMETRY_DISABLED: '1' },
       stdio: ['ignore', process.stderr, process.stderr],
+      // Its own process group, so onSignal reaches npm, the shell and the build together.
+      detached: true,
     });
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
