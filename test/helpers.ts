@@ -12,10 +12,19 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built `pbh` binary exactly as a user would, from the repo root. */
-export function pbh(args: string[], opts: { timeoutMs?: number; onStderr?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<CliResult> {
+export interface PbhOptions {
+  timeoutMs?: number;
+  onStderr?: (text: string, child: ReturnType<typeof spawn>) => void;
+  /** Working directory (default the repo root). */
+  cwd?: string;
+  /** Added to the environment. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Runs the built `pbh` binary exactly as a user would, from the repo root unless told otherwise. */
+export function pbh(args: string[], opts: PbhOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PBH_BIN, ...args], { cwd: ROOT, env: { ...process.env, FORCE_COLOR: '0' } });
+    const child = spawn(process.execPath, [PBH_BIN, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, FORCE_COLOR: '0', ...opts.env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
