@@ -26,7 +26,8 @@ Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 
 Exit codes: 0 ok; 1 ran, but some cells failed/timed out/were invalid or engines are unavailable;
-2 bad usage, config or input file; 3 database locked, missing or unreadable; 130 interrupted (Ctrl-C).
+2 bad usage, config, plugin, SQL or input file; 3 database locked, missing or unreadable;
+130 interrupted (Ctrl-C); 143 terminated (SIGTERM).
 `;
 }
 
