@@ -90,7 +90,7 @@ class Channel:
         array = np.empty(shape, dtype=np_dtype)
         if nbytes:
             # Read straight into the array: the only copy is the kernel's.
-            self._read_exact(memoryview(array.reshape(-1).view(np.uint8)), name)
+            self._read_exact(memoryview(array).cast("B"), name)
         return name, array
 
     def _read_exact(self, view: memoryview, name: str) -> None:
@@ -117,7 +117,7 @@ class Channel:
         self._writer.write(_ENCODER.encode(header).encode() + b"\n")
         for array in arrays:
             if array.nbytes:
-                self._writer.write(memoryview(array.reshape(-1).view(np.uint8)))
+                self._writer.write(memoryview(array).cast("B"))
         self._writer.flush()
 
     def write_bytes(self, data: bytes) -> None:
