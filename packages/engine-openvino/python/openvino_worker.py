@@ -14,8 +14,8 @@ Reads the ONNX file directly (core.read_model), reshapes it to the concrete batc
   the Python wrapper's infer() adds data dispatch and an OVDict on top, and copies outputs unless share_outputs.
 - bench, hint=latency: the same InferRequest on a resident input, one entry per iteration, timed by OpenVINO's own
   per-request timer (InferRequest.latency: the binding's clock around ov::InferRequest::infer, in C++), which is
-  the figure benchmark_app reports. A Python clock around the call would add the binding's own cost (argument
-  conversion, GIL release, the result dict: 4-6 us a call here), which is what made model-only trail benchmark_app.
+  the figure benchmark_app reports. A Python clock around the call would add the binding's own cost (5-8 us a call
+  here, over what the C++ clock says), which is what made model-only trail benchmark_app.
 - bench, hint=throughput: an AsyncInferQueue with OPTIMAL_NUMBER_OF_INFER_REQUESTS requests on a resident input.
   iteration_ns are the intervals between consecutive completions (the first from the start of the bench), so they
   sum to the wall time and their mean is wall time / iterations.
