@@ -73,6 +73,15 @@ describe('names from configs and databases reach the terminal escaped', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.split('\r\n')[1]).toBe(`"'=HYPERLINK(""http://x"",""c"")",-5,-1500,-5,'-2+3,'@SUM(A1),+1`);
   });
+
+  it('pbh export --format csv neutralises them too', async () => {
+    const out = path.join(dir, 'exported-csv');
+    const r = await pbh(['export', '--db', db, '--format', 'csv', '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const profiles = readFileSync(path.join(out, 'profiles.csv'), 'utf8');
+    expect(profiles).toContain(`'=HYPERLINK(""http://x"",""c"")`);
+    expect(profiles).not.toMatch(/(^|,)"?=HYPERLINK/m);
+  });
 });
 
 describe('pbh query reads the database and nothing else', () => {

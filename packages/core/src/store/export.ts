@@ -1,5 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { neutraliseFormulaSql } from '../text/csv-formula.js';
 import { messageOf } from './errors.js';
 import type { ProfileStore } from './store.js';
 
@@ -37,7 +39,27 @@ function sqlString(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
 
-/** Writes `<outDir>/<relation>.<format>` for every table and view with COPY ... TO; returns the files written. */
+function sqlIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** What COPY writes of a relation: every column, and for CSV text cells a spreadsheet would run as a formula neutralised. */
+async function exportedColumns(connection: DuckDBConnection, relation: string, format: ExportFormat): Promise<string> {
+  if (format !== 'csv') return '*';
+  const described = await connection.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE ${relation})`);
+  return described
+    .getRows()
+    .map(([name, type]) => {
+      const id = sqlIdentifier(String(name));
+      return type === 'VARCHAR' ? `${neutraliseFormulaSql(id)} AS ${id}` : id;
+    })
+    .join(', ');
+}
+
+/**
+ * Writes `<outDir>/<relation>.<format>` for every table and view with COPY ... TO; returns the files written. CSV
+ * text cells that start a formula get a leading ' (neutraliseFormula), as pbh query's CSV does.
+ */
 export async function exportStore(store: ProfileStore, options: ExportOptions): Promise<string[]> {
   const outDir = resolve(options.outDir);
   mkdirSync(outDir, { recursive: true });
@@ -47,7 +69,8 @@ export async function exportStore(store: ProfileStore, options: ExportOptions): 
     for (const relation of EXPORTED_RELATIONS) {
       const file = join(outDir, `${relation}.${options.format}`);
       try {
-        await connection.run(`COPY (SELECT * FROM ${relation}) TO ${sqlString(file)} (${copyOptions})`);
+        const columns = await exportedColumns(connection, relation, options.format);
+        await connection.run(`COPY (SELECT ${columns} FROM ${relation}) TO ${sqlString(file)} (${copyOptions})`);
       } catch (error) {
         throw new Error(`Exporting ${relation} of ${store.file} to ${file} failed: ${messageOf(error)}. Check that ${outDir} is writable.`, {
           cause: error,

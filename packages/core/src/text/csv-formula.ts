@@ -11,3 +11,12 @@ const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 export function neutraliseFormula(text: string): string {
   return FORMULA_START.test(text) && !NUMBER.test(text) ? `'${text}` : text;
 }
+
+/**
+ * neutraliseFormula as a DuckDB SQL expression over a VARCHAR column, for CSV that DuckDB's COPY writes (pbh export):
+ * the same two patterns, which DuckDB's RE2 reads as JavaScript does. `column` is a quoted SQL identifier.
+ */
+export function neutraliseFormulaSql(column: string): string {
+  const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
+  return `CASE WHEN regexp_matches(${column}, ${literal(FORMULA_START.source)}) AND NOT regexp_matches(${column}, ${literal(NUMBER.source)}) THEN '''' || ${column} ELSE ${column} END`;
+}

@@ -1,5 +1,6 @@
+import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
-import { neutraliseFormula } from '../../src/text/csv-formula.js';
+import { neutraliseFormula, neutraliseFormulaSql } from '../../src/text/csv-formula.js';
 import { terminalSafe } from '../../src/text/terminal.js';
 
 describe('terminalSafe', () => {
@@ -26,9 +27,25 @@ describe('neutraliseFormula', () => {
     }
   });
 
+  const CELLS = ['=HYPERLINK("http://x","c")', '+cmd|calc', '-2+3', '@SUM(A1)', '\tx', '\rx', '-', '-5', '+1', '-1.5e-3', '-.5', 'onnxruntime', "'q", '', 'a=b'];
+
   it('keeps numbers, negative and signed ones included, and ordinary text', () => {
     for (const cell of ['-5', '+1', '-1.5', '-1.5e-3', '-.5', '-9223372036854775808', '3', 'onnxruntime', "'quoted", '', 'a=b']) {
       expect(neutraliseFormula(cell), JSON.stringify(cell)).toBe(cell);
+    }
+  });
+
+  it('has a DuckDB SQL form (for COPY ... TO csv) that gives the same cells', async () => {
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    try {
+      await connection.run('CREATE TABLE cells (i INTEGER, c VARCHAR)');
+      for (const [i, cell] of CELLS.entries()) await connection.run('INSERT INTO cells VALUES ($1, $2)', [i, cell]);
+      const reader = await connection.runAndReadAll(`SELECT ${neutraliseFormulaSql('"c"')} FROM cells ORDER BY i`);
+      expect(reader.getRows().map((row) => row[0])).toEqual(CELLS.map(neutraliseFormula));
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
     }
   });
 });
