@@ -67,6 +67,21 @@ export interface ScheduleTimings {
   completedNs: number[];
 }
 
+/** A closed-loop session in the runtime's process: resident batches back to back, cycling, until both minimums are met. */
+export interface ClosedLoopRequest {
+  /** Resident batches to cycle over (0..batches-1); every one runs at least once. */
+  batches: number;
+  minQueries: number;
+  minDurationNs: number;
+}
+
+export interface ClosedLoopTimings {
+  /** Per query, in issue order (batch = query index mod batches), the runtime's time around its call. */
+  engineNs: number[];
+  /** From the first query's issue to the last one's completion, on the runtime process's clock. */
+  wallNs: number;
+}
+
 export interface PreparedModel {
   inputs: TensorSpec[];
   outputs: TensorSpec[];
@@ -92,6 +107,11 @@ export interface PreparedModel {
    * runtime's process around the runtime's call, wrapping inputs and outputs as a deployment does.
    */
   runResident?(index: number): Promise<{ engineNs: bigint }>;
+  /**
+   * Runs one single/multi-stream session in the runtime's process, so no pipe wake-up sits between its queries (the
+   * harness then measures the transport per batch separately, outside any tracker).
+   */
+  runClosedLoop?(request: ClosedLoopRequest): Promise<ClosedLoopTimings>;
   /** Queries the runtime can run at once (parallel runs, infer requests, streams); 1 when absent. */
   maxConcurrency?: number;
   /**
