@@ -4,8 +4,10 @@
  * Rows with class "x" (failed, timeout, skipped, invalid output) always stay below the ok rows: they are never ranked.
  */
 
+/** A cell's value for filters and sorting: its data-v where it shows more than its value (an entry with its engine's name, a scenario with its badge), else its text. */
 function cellText(row: HTMLTableRowElement, col: number): string {
-  return row.cells[col]?.textContent?.trim() ?? '';
+  const cell = row.cells[col];
+  return (cell?.dataset.v ?? cell?.textContent ?? '').trim();
 }
 
 function numeric(text: string): number {

@@ -1,4 +1,5 @@
 import type { Precision, PublishedProfile } from '@pbh/core';
+import { fmtNum } from './format.js';
 
 /**
  * The executed precision, with what was asked for when the runtime did something else ("fp32 (asked bf16)"):
@@ -21,4 +22,16 @@ export function latencyHeading(
   const boundaries = new Set(profiles.filter((p) => p.p50_ms !== null).map((p) => p.latency_boundary));
   const [only] = boundaries;
   return boundaries.size === 1 && only !== undefined ? { label: only, mixed: false } : { label: 'headline', mixed: boundaries.size > 1 };
+}
+
+/**
+ * A scenario's verdict in words, for the leaderboard badge's tooltip: VALID or INVALID with the figure the scenario
+ * reports, then every reason it is INVALID, one a line. Null where the scenario never ran.
+ */
+export function verdictText(
+  p: Pick<PublishedProfile, 'validity' | 'validity_reasons' | 'scenario_metric' | 'scenario_value'>,
+): string | null {
+  if (p.validity === null) return null;
+  const figure = p.scenario_metric === null ? '' : ` (${p.scenario_metric} ${fmtNum(p.scenario_value)})`;
+  return [`${p.validity}${figure}`, ...(p.validity_reasons ?? []).map((reason) => `• ${reason}`)].join('\n');
 }

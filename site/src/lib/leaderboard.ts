@@ -1,18 +1,29 @@
+import { ScenarioResultSchema } from '@pbh/core';
 import type { ProfileEntry } from './data.js';
 
 /** Rows per leaderboard page: keeps a page under ~300 KB however many Profiles the database holds. */
 export const LEADERBOARD_PAGE_SIZE = 1000;
 
-/** ok Profiles first, by model then rank; the rest after them, unranked, by model, engine, newest first. Nothing is dropped. */
+/**
+ * ok Profiles first, by model, scenario, then rank (ranks count within a model and scenario); the rest after them,
+ * unranked, by model, engine entry, newest first. Nothing is dropped.
+ */
 export function leaderboardOrder(profiles: ProfileEntry[]): ProfileEntry[] {
+  // LoadGen's order (single stream, multi stream, server, offline), not the alphabet's.
+  const scenarios: readonly string[] = ScenarioResultSchema.shape.kind.options;
   const ok = profiles
     .filter((p) => p.status === 'ok')
-    .sort((a, b) => a.model_name.localeCompare(b.model_name) || (a.rank_in_model ?? 0) - (b.rank_in_model ?? 0));
+    .sort(
+      (a, b) =>
+        a.model_name.localeCompare(b.model_name) ||
+        scenarios.indexOf(a.scenario) - scenarios.indexOf(b.scenario) ||
+        (a.rank_in_model ?? 0) - (b.rank_in_model ?? 0),
+    );
   const notOk = profiles
     .filter((p) => p.status !== 'ok')
     .sort(
       (a, b) =>
-        a.model_name.localeCompare(b.model_name) || a.engine_name.localeCompare(b.engine_name) || b.created_at.localeCompare(a.created_at),
+        a.model_name.localeCompare(b.model_name) || a.engine_entry.localeCompare(b.engine_entry) || b.created_at.localeCompare(a.created_at),
     );
   return [...ok, ...notOk];
 }
