@@ -1,8 +1,8 @@
 import type { ProfileEntry } from './data.js';
 
 /**
- * Comparisons use each cell's CURRENT result: the latest ok Profile per (model, engine, precision, device,
- * batch size, hardware). Older runs stay on the History page.
+ * Comparisons use each cell's CURRENT result: the latest ok Profile per (model, engine entry, precision, scenario,
+ * device, batch size, hardware), the History series. Older runs stay on the History page.
  */
 export function currentProfiles(profiles: ProfileEntry[]): ProfileEntry[] {
   const latest = new Map<string, ProfileEntry>();
@@ -21,33 +21,42 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
 }
 
 /**
- * The series each Profile belongs to in a comparison: its engine, with the precision where these Profiles hold that
- * engine at more than one (precision is part of the cell: openvino at fp32 and at bf16 are two lines, not one).
+ * The series each Profile belongs to in a comparison: its engine entry (the label where the config gave one, so two
+ * entries of one engine with different options are two lines), with the precision where these Profiles hold that
+ * entry at more than one (precision is part of the cell: openvino at fp32 and at bf16 are two lines, not one).
  */
-export function engineSeries<P extends Pick<ProfileEntry, 'engine_name' | 'precisionLabel'>>(profiles: readonly P[]): (p: P) => string {
+export function engineSeries<P extends Pick<ProfileEntry, 'engine_entry' | 'precisionLabel'>>(profiles: readonly P[]): (p: P) => string {
   const precisions = new Map<string, Set<string | null>>();
-  for (const p of profiles) precisions.set(p.engine_name, (precisions.get(p.engine_name) ?? new Set()).add(p.precisionLabel));
-  return (p) => ((precisions.get(p.engine_name)?.size ?? 0) > 1 ? `${p.engine_name} ${p.precisionLabel ?? 'precision unknown'}` : p.engine_name);
+  for (const p of profiles) precisions.set(p.engine_entry, (precisions.get(p.engine_entry) ?? new Set()).add(p.precisionLabel));
+  return (p) => ((precisions.get(p.engine_entry)?.size ?? 0) > 1 ? `${p.engine_entry} ${p.precisionLabel ?? 'precision unknown'}` : p.engine_entry);
 }
 
 export interface SpeedupMatrix {
   model: string;
   modelSlug: string;
+  scenario: ProfileEntry['scenario'];
   device: string;
   batchSize: number;
   hardware: string;
   engines: { name: string; throughput: number; profile: ProfileEntry }[];
 }
 
-/** Per model, device, batch size and hardware: every engine's (engine and precision's) throughput; cell (row, column) = row / column. */
+/**
+ * Per model, scenario, device, batch size and hardware (a server's throughput is its offered load, never comparable
+ * with a stream's, so scenarios are compared apart, as the comparisons view partitions them): every engine entry's
+ * (and precision's) throughput; cell (row, column) = row / column.
+ */
 export function speedupMatrices(current: ProfileEntry[]): SpeedupMatrix[] {
-  const groups = groupBy(current, (p) => [p.model_name, p.engine_device, String(p.batch_size).padStart(6, '0'), p.hardware].join('\u0000'));
+  const groups = groupBy(current, (p) =>
+    [p.model_name, p.scenario, p.engine_device, String(p.batch_size).padStart(6, '0'), p.hardware].join('\u0000'),
+  );
   return [...groups.values()].map((members) => {
     const first = members[0]!;
     const series = engineSeries(members);
     return {
       model: first.model_name,
       modelSlug: first.modelSlug,
+      scenario: first.scenario,
       device: first.engine_device,
       batchSize: first.batch_size,
       hardware: first.hardware,
@@ -81,13 +90,13 @@ export function curves(
   return out;
 }
 
-/** Groups where the comparison means something: same dataset (and hardware/device) across models. */
+/** Groups where the comparison means something: same dataset, scenario, device and hardware across models. */
 export function byDataset(current: ProfileEntry[]): Map<string, ProfileEntry[]> {
-  return groupBy(current, (p) => `${p.dataset_name} · ${p.engine_device} · ${p.hardware}`);
+  return groupBy(current, (p) => `${p.dataset_name} · ${p.scenario} · ${p.engine_device} · ${p.hardware}`);
 }
 
 export function byModel(current: ProfileEntry[]): Map<string, ProfileEntry[]> {
-  return groupBy(current, (p) => `${p.model_name} · ${p.engine_device} · ${p.hardware}`);
+  return groupBy(current, (p) => `${p.model_name} · ${p.scenario} · ${p.engine_device} · ${p.hardware}`);
 }
 
 /**

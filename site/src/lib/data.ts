@@ -11,7 +11,7 @@ export interface ProfileEntry extends PublishedProfile {
   hardware: string;
   /** Executed precision, with the request where the runtime did something else (labels.ts precisionText). */
   precisionLabel: string | null;
-  /** (model, engine, precision, device, batch size, hardware): one line on the History page. */
+  /** (model, engine entry, precision, scenario, device, batch size, hardware): one line on the History page. */
   seriesKey: string;
   seriesSlug: string;
   /** top-1 where it was scored (of any output), else the first higher-is-better score. */
@@ -68,8 +68,11 @@ async function loadSiteData(): Promise<SiteData> {
   const profiles: ProfileEntry[] = published.profiles.map((p) => {
     const hardware = hardwareLabel(p);
     const precisionLabel = precisionText(p.precision, p.precision_requested);
-    // Precision is part of the cell: fp32 and bf16 of one engine are two series, never one moving line.
-    const seriesKey = [p.model_name, p.engine_name, precisionLabel ?? 'precision unknown', p.engine_device, `batch ${p.batch_size}`, hardware].join(' · ');
+    // Precision, the engine entry and the scenario are part of the cell: fp32 and bf16 of one engine, two labelled
+    // entries of it with different options, or a server and a single-stream run are separate series, never one moving line.
+    const seriesKey = [
+      p.model_name, p.engine_entry, precisionLabel ?? 'precision unknown', p.scenario, p.engine_device, `batch ${p.batch_size}`, hardware,
+    ].join(' · ');
     // A scorer that reads a non-first output names it (top1@probs); it is still top-1.
     const top1 = p.profile.scores.find((s) => s.metric === 'top1' || s.metric.startsWith('top1@'));
     const chosen = top1 ?? p.profile.scores.find((s) => s.higher_is_better);

@@ -10,13 +10,16 @@ export interface DataFile {
   render: () => string;
 }
 
-/** The leaderboard view's names: p50_ms and p99_ms are at latency_boundary, the headline. */
+/**
+ * The leaderboard view's names: p50_ms and p99_ms are at latency_boundary, the headline; engine_entry is the label,
+ * else the engine; validity_reasons is a JSON array (one CSV cell).
+ */
 const PROFILE_COLUMNS = [
-  'profile_id', 'created_at', 'run_id', 'status', 'error', 'model', 'engine', 'engine_version', 'device', 'precision',
-  'precision_requested', 'batch_size', 'hardware', 'dataset', 'rank_in_model', 'throughput_sps', 'throughput_std_sps',
-  'latency_boundary', 'p50_ms', 'p99_ms', 'engine_p50_ms', 'engine_p99_ms', 'predict_p50_ms', 'predict_p99_ms',
-  'transport_p50_ms', 'model_only_p50_ms', 'accuracy', 'accuracy_metric', 'peak_rss_mb', 'peak_device_mb',
-  'achieved_flops', 'peak_fraction', 'command',
+  'profile_id', 'created_at', 'run_id', 'status', 'error', 'model', 'engine', 'engine_entry', 'engine_version', 'device', 'precision',
+  'precision_requested', 'batch_size', 'scenario', 'validity', 'validity_reasons', 'scenario_metric', 'scenario_value', 'hardware',
+  'dataset', 'rank_in_model', 'throughput_sps', 'throughput_std_sps', 'latency_boundary', 'p50_ms', 'p99_ms', 'engine_p50_ms',
+  'engine_p99_ms', 'predict_p50_ms', 'predict_p99_ms', 'transport_p50_ms', 'model_only_p50_ms', 'query_p50_ms', 'query_p99_ms',
+  'accuracy', 'accuracy_metric', 'peak_rss_mb', 'peak_device_mb', 'achieved_flops', 'peak_fraction', 'command',
 ];
 
 export function profileRecord(p: ProfileEntry): Record<string, unknown> {
@@ -28,11 +31,17 @@ export function profileRecord(p: ProfileEntry): Record<string, unknown> {
     error: p.error,
     model: p.model_name,
     engine: p.engine_name,
+    engine_entry: p.engine_entry,
     engine_version: p.engine_version,
     device: p.engine_device,
     precision: p.precision,
     precision_requested: p.precision_requested,
     batch_size: p.batch_size,
+    scenario: p.scenario,
+    validity: p.validity,
+    validity_reasons: p.validity_reasons,
+    scenario_metric: p.scenario_metric,
+    scenario_value: p.scenario_value,
     hardware: p.hardware,
     dataset: p.dataset_name,
     rank_in_model: p.rank_in_model,
@@ -47,6 +56,8 @@ export function profileRecord(p: ProfileEntry): Record<string, unknown> {
     predict_p99_ms: p.predict_p99_ms,
     transport_p50_ms: p.transport_p50_ms,
     model_only_p50_ms: p.model_only_p50_ms,
+    query_p50_ms: p.query_p50_ms,
+    query_p99_ms: p.query_p99_ms,
     accuracy: p.accuracy,
     accuracy_metric: p.accuracyMetric,
     peak_rss_mb: p.peak_rss_mb,
@@ -82,13 +93,15 @@ function groupSummary(groups: SiteData['models']): DataTable {
 
 function historyTable(series: HistorySeries[]): DataTable {
   return {
-    columns: ['series', 'model', 'engine', 'precision', 'device', 'batch_size', 'hardware', 'created_at', 'profile_id', 'run_id', 'throughput_sps', 'throughput_std_sps', 'sessions', 'change', 'welch_t', 'welch_df', 'welch_p', 'flagged'],
+    columns: ['series', 'model', 'engine', 'engine_entry', 'precision', 'scenario', 'device', 'batch_size', 'hardware', 'created_at', 'profile_id', 'run_id', 'throughput_sps', 'throughput_std_sps', 'sessions', 'change', 'welch_t', 'welch_df', 'welch_p', 'flagged'],
     rows: series.flatMap((s) =>
       s.points.map((pt) => ({
         series: s.key,
         model: s.model,
         engine: s.engine,
+        engine_entry: s.entry,
         precision: pt.profile.precision,
+        scenario: s.scenario,
         device: s.device,
         batch_size: s.batchSize,
         hardware: s.hardware,
@@ -113,7 +126,7 @@ export function comparisonTables(profiles: ProfileEntry[]): Record<'speedup' | '
   const speedup = speedupMatrices(current).flatMap((m) =>
     m.engines.flatMap((row) =>
       m.engines.map((col) => ({
-        model: m.model, device: m.device, batch_size: m.batchSize, hardware: m.hardware, engine: row.name, precision: row.profile.precision,
+        model: m.model, scenario: m.scenario, device: m.device, batch_size: m.batchSize, hardware: m.hardware, engine: row.name, precision: row.profile.precision,
         versus: col.name, versus_precision: col.profile.precision,
         throughput_sps: row.throughput, versus_throughput_sps: col.throughput, speedup: row.throughput / col.throughput,
       })),
@@ -127,21 +140,21 @@ export function comparisonTables(profiles: ProfileEntry[]): Record<'speedup' | '
   });
   return {
     speedup: {
-      columns: ['model', 'device', 'batch_size', 'hardware', 'engine', 'precision', 'versus', 'versus_precision', 'throughput_sps', 'versus_throughput_sps', 'speedup'],
+      columns: ['model', 'scenario', 'device', 'batch_size', 'hardware', 'engine', 'precision', 'versus', 'versus_precision', 'throughput_sps', 'versus_throughput_sps', 'speedup'],
       rows: speedup,
     },
     sparsity: {
-      columns: ['dataset', 'model', 'sparsity', 'sparsity_kind', 'engine', 'precision', 'device', 'batch_size', 'hardware', 'throughput_sps', 'accuracy', 'accuracy_metric', 'profile_id'],
+      columns: ['dataset', 'model', 'sparsity', 'sparsity_kind', 'engine', 'engine_entry', 'precision', 'scenario', 'device', 'batch_size', 'hardware', 'throughput_sps', 'accuracy', 'accuracy_metric', 'profile_id'],
       rows: current.map((p) => ({
         dataset: p.dataset_name, model: p.model_name, sparsity: p.sparsity_actual, sparsity_kind: p.sparsity_kind, engine: p.engine_name,
-        precision: p.precision, device: p.engine_device, batch_size: p.batch_size, hardware: p.hardware, throughput_sps: p.throughput_mean, accuracy: p.accuracy,
+        engine_entry: p.engine_entry, precision: p.precision, scenario: p.scenario, device: p.engine_device, batch_size: p.batch_size, hardware: p.hardware, throughput_sps: p.throughput_mean, accuracy: p.accuracy,
         accuracy_metric: p.accuracyMetric, profile_id: p.profile_id,
       })),
     },
     batch: {
-      columns: ['model', 'engine', 'precision', 'device', 'hardware', 'batch_size', 'latency_boundary', 'p50_ms', 'p99_ms', 'throughput_sps', 'profile_id'],
+      columns: ['model', 'engine', 'engine_entry', 'precision', 'scenario', 'device', 'hardware', 'batch_size', 'latency_boundary', 'p50_ms', 'p99_ms', 'throughput_sps', 'profile_id'],
       rows: current.map((p) => ({
-        model: p.model_name, engine: p.engine_name, precision: p.precision, device: p.engine_device, hardware: p.hardware, batch_size: p.batch_size,
+        model: p.model_name, engine: p.engine_name, engine_entry: p.engine_entry, precision: p.precision, scenario: p.scenario, device: p.engine_device, hardware: p.hardware, batch_size: p.batch_size,
         latency_boundary: p.latency_boundary, p50_ms: p.p50_ms, p99_ms: p.p99_ms, throughput_sps: p.throughput_mean, profile_id: p.profile_id,
       })),
     },

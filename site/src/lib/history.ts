@@ -25,6 +25,9 @@ export interface HistorySeries {
   slug: string;
   model: string;
   engine: string;
+  /** The engine entry: its label, else the engine name. */
+  entry: string;
+  scenario: ProfileEntry['scenario'];
   device: string;
   batchSize: number;
   hardware: string;
@@ -44,7 +47,7 @@ function comparePoint(previous: HistoryPoint, current: HistoryPoint): HistoryPoi
   };
 }
 
-/** Every (model, engine, device, batch size, hardware) over time: ok Profiles, oldest first, each tested against the one before. */
+/** Every History series (data.ts seriesKey) over time: ok Profiles, oldest first, each tested against the one before. */
 export function buildHistory(profiles: ProfileEntry[]): HistorySeries[] {
   const series = new Map<string, ProfileEntry[]>();
   for (const p of profiles) {
@@ -68,6 +71,8 @@ export function buildHistory(profiles: ProfileEntry[]): HistorySeries[] {
         slug: first.seriesSlug,
         model: first.model_name,
         engine: first.engine_name,
+        entry: first.engine_entry,
+        scenario: first.scenario,
         device: first.engine_device,
         batchSize: first.batch_size,
         hardware: first.hardware,
@@ -75,5 +80,5 @@ export function buildHistory(profiles: ProfileEntry[]): HistorySeries[] {
         flagged: points.filter((p) => p.change?.flagged).length,
       };
     })
-    .sort((a, b) => a.model.localeCompare(b.model) || a.engine.localeCompare(b.engine) || a.batchSize - b.batchSize || a.key.localeCompare(b.key));
+    .sort((a, b) => a.model.localeCompare(b.model) || a.entry.localeCompare(b.entry) || a.batchSize - b.batchSize || a.key.localeCompare(b.key));
 }
