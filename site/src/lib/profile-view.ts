@@ -1,20 +1,48 @@
-import type { Boundary, SampleColumns, StoredProfile } from '@pbh/core';
+import type { Boundary, SampleColumns, ScenarioResult, StoredProfile } from '@pbh/core';
 import { barChart } from '../charts/bar-chart.js';
 import { colorAt } from '../charts/svg.js';
 import { xyChart } from '../charts/xy-chart.js';
 import { fmtFlops, fmtNum, fmtPct } from './format.js';
 
-/** What each timing boundary covers, in the order the site lists them: the headline first. */
+/**
+ * What each timing boundary covers, in the order the site lists them: engine, the stream scenarios' headline, first;
+ * query, the headline of server and offline (where it is the only timed boundary), last, so every other boundary
+ * keeps its colour.
+ */
 export const BOUNDARIES: { key: Boundary; label: string; meaning: string }[] = [
   { key: 'engine', label: 'engine', meaning: "measured in the runtime's process around its call, inputs and outputs wrapped — the headline" },
   { key: 'predict', label: 'predict', meaning: "the harness' call, including any IPC to a worker" },
   { key: 'transport', label: 'transport', meaning: 'predict − engine per batch: the transport between PBH and a worker, or the in-process call' },
   { key: 'end_to_end', label: 'end_to_end', meaning: 'preprocess + predict' },
   { key: 'model_only', label: 'model_only', meaning: 'the runtime timing a resident input, no IPC (native workers)' },
+  { key: 'query', label: 'query', meaning: "server/offline: from the query's scheduled arrival to its completion, queueing included" },
 ];
 
 export function boundaryMeaning(key: Boundary): string {
   return BOUNDARIES.find((b) => b.key === key)?.meaning ?? key;
+}
+
+/** What each LoadGen scenario issues and reports, in words. */
+export const SCENARIO_MEANING: Record<ScenarioResult['kind'], string> = {
+  single_stream: 'one query at a time, the next as soon as the previous completes; reports the p90 latency',
+  multi_stream: 'one query of several samples at a time, the next as soon as the previous completes; reports the p99 latency',
+  server: 'queries arrive at random (Poisson) at a target rate, whether or not earlier ones are done; reports the p99 latency from scheduled arrival, which must stay under the latency bound',
+  offline: 'every sample at once in one query; reports samples per second',
+};
+
+/** The sentence for a scenario's rules and executor, as the Profile recorded them. */
+export function scenarioRulesText(scenario: Pick<ScenarioResult, 'rules' | 'executor'>): { rules: string; executor: string } {
+  return {
+    rules: scenario.rules === 'mlperf' ? "MLPerf's rules (pbh run --mlperf)" : "PBH's short rules (pbh run --mlperf judges by MLPerf's)",
+    executor:
+      scenario.executor === 'runtime' ? "queries issued and timed in the runtime's process" : "queries issued and timed by PBH's executor",
+  };
+}
+
+/** The rate a server's peak search settled on: the highest VALID one tried, or null when none was. */
+export function peakRate(tries: ScenarioResult['peak_search']): number | null {
+  const valid = tries.filter((t) => t.validity === 'VALID').map((t) => t.target_qps);
+  return valid.length > 0 ? Math.max(...valid) : null;
 }
 
 /** Which process the CPU and memory metrics measured, in words. */
