@@ -18,6 +18,10 @@ Models (see python/suite/sparsity.py for the N:M definition the TypeScript detec
                         int64 [N] (proline in 8 quantile buckets, embedded by a Gather), output `logits` [N,3];
                         its test split is data/wine_features.npy, data/wine_category.npy, data/wine_y.npy
   resnet50, squeezenet  onnx light models with seeded RANDOM weights, input `input` [N,3,224,224], output `output`
+  digits_mobilenet_v2, digits_resnet, digits_vit
+                        the sparsity study's families (python/suite/study_build.py), trained with jax on load_digits,
+                        input `input` [N,1,8,8] = pixel/16, output `logits` [N,10], metadata pbh.family; OBC's
+                        calibration samples (train split) are data/digits_calibration_x.npy
 """
 
 from __future__ import annotations

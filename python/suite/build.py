@@ -26,6 +26,7 @@ from .export import check_reference, cnn_to_onnx, mlp_to_onnx, tabular_to_onnx
 from .light_models import RESIDUAL_BRANCH_SCALE, realize_light_model
 from .ov_check import OpenVinoChecker
 from .sparsity import magnitude_mask, n_m_holds, n_m_mask, zero_fraction
+from .study_build import FAMILIES, build_family, calibration_inputs, jax_version
 from .wine import CATEGORIES, CATEGORY_FEATURE, WineSplit, wine_split
 
 SEED = 0
@@ -244,6 +245,26 @@ def build_light_models(b: SuiteBuilder, ov: OpenVinoChecker, vision_x: np.ndarra
               f'max std across inputs {check["max_std_across_inputs"]:.2e}')
 
 
+def build_study_models(b: SuiteBuilder, split: DigitsSplit, ov: OpenVinoChecker) -> None:
+    """The sparsity study's dense models (python/suite/study_build.py); `npm run study` prunes them with pbh prune."""
+    xte = DigitsSplit.scaled(split.test_pixels)[:, None]
+    for module, name, *hyper in FAMILIES:
+        model, logits, top1, training = build_family(module, name, *hyper, split, SEED, b.log)
+        rel = f'models/{name}.onnx'
+        full = b.save_model(rel, model)
+        checked_ov = ov.check_trained(full, {'input': xte}, split.test_labels, logits)
+        entry = model_entry(name, rel, model, family=module.FAMILY, weights='trained', framework='jax',
+                            sparsity={'kind': 'dense', 'target': 0.0})
+        entry['training'] = training
+        entry['accuracy'] = {'dataset': 'digits test split', 'samples': int(len(split.test_labels)), 'jax_top1': round(top1, 6),
+                             'openvino_top1': round(checked_ov['top1'], 6),
+                             'openvino_inference_precision': checked_ov['inference_precision'],
+                             'max_abs_logit_diff_vs_jax': checked_ov['max_abs_logit_diff_vs_numpy']}
+        b.models.append(entry)
+        b.log(f'  {name}: top1 jax {top1:.4f}, openvino {checked_ov["inference_precision"]} {checked_ov["top1"]:.4f} '
+              f'(max |logit diff| {checked_ov["max_abs_logit_diff_vs_numpy"]:.1e})')
+
+
 def build_datasets(b: SuiteBuilder, split: DigitsSplit, wine: WineSplit, vision_x: np.ndarray) -> dict:
     images = write_digits_folder(os.path.join(b.root, 'data', 'digits'), split.test_pixels, split.test_labels)
     for path in images[:-1]:
@@ -257,6 +278,8 @@ def build_datasets(b: SuiteBuilder, split: DigitsSplit, wine: WineSplit, vision_
     b.record(b.path('data/digits_y.npy'))
     write_digits_csv(b.path('data/digits.csv'), xte, split.test_labels)
     b.record(b.path('data/digits.csv'))
+    np.save(b.path('data/digits_calibration_x.npy'), calibration_inputs(split))
+    b.record(b.path('data/digits_calibration_x.npy'))
     # Named after the model inputs, so a config maps each input to the file of the same name.
     wine_files = {'features': 'data/wine_features.npy', 'category': 'data/wine_category.npy', 'y': 'data/wine_y.npy'}
     for key, array in (*wine.test.feeds().items(), ('y', wine.test.labels)):
@@ -275,6 +298,8 @@ def build_datasets(b: SuiteBuilder, split: DigitsSplit, wine: WineSplit, vision_
             'png_value': 'round(pixel * 255 / 16), pixel in 0..16',
             'npy': {'x': 'data/digits_x.npy', 'y': 'data/digits_y.npy', 'x_value': 'pixel / 16'},
             'csv': 'data/digits.csv',
+            'calibration': {'x': 'data/digits_calibration_x.npy', 'part': 'train', 'samples': int(len(calibration_inputs(split))),
+                            'x_value': 'pixel / 16', 'use': 'pbh prune --calibration (OBC), never scored'},
         },
         'wine': {
             'source': 'sklearn.datasets.load_wine',
@@ -299,6 +324,7 @@ def build(root: str, stamp: str, log: Log) -> None:
     log(f'digits split: {len(split.train_labels)} train / {len(split.test_labels)} test')
     ov = OpenVinoChecker()
     build_digits_models(b, split, ov)
+    build_study_models(b, split, ov)
     wine = wine_split(SEED)
     log(f'wine split: {len(wine.train.labels)} train / {len(wine.test.labels)} test, {len(wine.feature_names)} features + {CATEGORY_FEATURE} '
         f'as a category of {CATEGORIES}')
@@ -312,7 +338,7 @@ def build(root: str, stamp: str, log: Log) -> None:
             'source_sha256': stamp,
             'seed': SEED,
             'versions': {'python': sys.version.split()[0], 'numpy': np.__version__, 'onnx': onnx.__version__,
-                         'scikit-learn': sklearn.__version__, 'openvino': ov.version},
+                         'scikit-learn': sklearn.__version__, 'openvino': ov.version, 'jax': jax_version()},
         },
         'models': b.models,
         'datasets': datasets,
