@@ -2,7 +2,7 @@
 // corrupt and foreign databases, hostile strings, bad configs and an interrupted site build. Every case checks
 // the exit code, the Profiles the database holds afterwards, and that nothing outside the database (and the
 // site's --out) changed; the table printed at the end is the suite's result.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +32,8 @@ interface Row {
   tempLeft: number;
 }
 const rows: Row[] = [];
+/** Every folder the suite made, removed once the table is printed. */
+const made: string[] = [];
 
 /** One case's folder: cwd `work/`, TMPDIR `tmp/`, the database `results/pbh.duckdb`, a site in `site/`. */
 interface Sandbox {
@@ -47,6 +49,7 @@ const OWN = ['results/pbh.duckdb', 'results/pbh.duckdb.wal', 'tmp', 'site'];
 /** `prepare` writes what the case starts from (configs, bad databases); the snapshot is taken after it. */
 async function sandbox(name: string, prepare?: (s: Omit<Sandbox, 'before'>) => unknown): Promise<Sandbox> {
   const root = await tempDir(`pbh-fault-${name.replace(/\W+/g, '-').slice(0, 40)}-`);
+  made.push(root);
   const s = { root, work: path.join(root, 'work'), tmp: path.join(root, 'tmp'), db: path.join(root, 'results', 'pbh.duckdb') };
   for (const folder of [s.work, s.tmp, path.dirname(s.db)]) mkdirSync(folder, { recursive: true });
   await prepare?.(s);
@@ -267,6 +270,7 @@ afterAll(() => {
   const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
   const changes = rows.flatMap((r) => r.changed.map((c) => `  ${r.name}: ${c}`));
+  for (const root of made) rmSync(root, { recursive: true, force: true });
   console.log(['', 'PBH fault suite', line(header), rule, ...body.map(line), rule, line(total), ...(changes.length ? ['files changed outside the database and --out:', ...changes] : [])].join('\n'));
 });
 
@@ -346,7 +350,9 @@ describe('an interrupted site build', () => {
   let fakeSite: string;
   beforeAll(async () => {
     // Stands in for Astro: empties its --out, writes a page, says where it is and holds still there until a signal.
-    fakeSite = path.join(await tempDir('pbh-fault-site-'), 'site-project');
+    const root = await tempDir('pbh-fault-site-');
+    made.push(root);
+    fakeSite = path.join(root, 'site-project');
     mkdirSync(fakeSite);
     writeFileSync(path.join(fakeSite, 'package.json'), JSON.stringify({ name: '@pbh/site', private: true, scripts: { 'build:site': 'node build.mjs' } }));
     writeFileSync(

@@ -1,6 +1,6 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changedPaths, sha256File, snapshotTree } from './file-snapshot.js';
 import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
 import { suiteData, suiteModel } from './suite.js';
@@ -38,6 +38,7 @@ beforeAll(async () => {
   });
   hostileRun = await pbh(['run', config, '--db', db]);
 });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('names from configs and databases reach the terminal escaped', () => {
   it('progress, the summary table and error notes show control characters as escapes', () => {
