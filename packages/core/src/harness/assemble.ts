@@ -4,9 +4,10 @@ import { LayerTimingSchema, type Boundary, type LayerRow, type Profile, type Sce
 import type { Cell } from '../config/keys.js';
 import { summarize } from '../stats/summary.js';
 import type { SweepContext } from './context.js';
-import type { TimedBoundary } from './loop.js';
+import type { RawSeries, TimedBoundary } from './loop.js';
 import type { Measurement } from './measure.js';
 import type { CellPlan } from './plan.js';
+import { scenarioSettings } from './scenarios/settings.js';
 import { aggregateMetrics } from './tracker.js';
 
 /** The Profile a cell starts from: identity, config and workload; phases fill in the rest as they learn it. */
@@ -49,7 +50,8 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
       samples_scored: 0,
       last_batch: null,
       threads: null,
-      scenario: 'single_stream',
+      // Known before anything runs, so a cell that fails or is skipped still says which scenario it was.
+      scenario: scenarioSettings(exp, cell).kind,
       seed: exp.seed,
     },
     correctness: null,
@@ -98,10 +100,9 @@ function scenarioResult(m: Measurement): ScenarioResult {
   };
 }
 
-function rawSamples(m: Measurement): { boundary: TimedBoundary; values: Float64Array; sessionOf: Int32Array }[] {
+function rawSamples(m: Measurement): ({ boundary: TimedBoundary } & RawSeries)[] {
   if (m.open) return [{ boundary: 'query', values: m.open.queryNs, sessionOf: m.open.sessionOf }];
-  const loop = m.loop!;
-  return (Object.entries(loop.raw) as [TimedBoundary, Float64Array][]).map(([boundary, values]) => ({ boundary, values, sessionOf: loop.sessionOf }));
+  return (Object.entries(m.loop!.raw) as [TimedBoundary, RawSeries][]).map(([boundary, r]) => ({ boundary, ...r }));
 }
 
 /** The assemble phase: statistics per session and across sessions, raw samples, metrics, scores, FLOP/s, layers. */

@@ -48,9 +48,9 @@ function residentBatches(plan: CellPlan): { resident: TensorMap[]; preprocessNs:
 
 /** Single/multi stream: each session is one LoadGen run of back-to-back queries, judged on its headline latencies. */
 function streamVerdicts(settings: ScenarioSettings, loop: LoopResult, batchSize: number): Verdict[] {
-  const latencies = loop.raw[loop.headline];
+  const latencies = loop.raw[loop.headline]!;
   return loop.sessions.map((session, s) => {
-    const mine = latencies.filter((_, i) => loop.sessionOf[i] === s);
+    const mine = latencies.values.filter((_, i) => latencies.sessionOf[i] === s);
     return judge(settings, { latenciesNs: mine, queries: session.batches, samples: session.batches * batchSize, durationNs: session.wall_ns });
   });
 }
@@ -82,6 +82,7 @@ async function performance(ctx: SweepContext, plan: CellPlan, model: PreparedMod
   }
   const loop = await runLoop({
     query,
+    ...(model.runClosedLoop ? { closedLoop: model.runClosedLoop.bind(model) } : {}),
     residentBatches: resident.length,
     preprocessNs,
     batchSize: plan.batchSize,
@@ -112,7 +113,7 @@ export async function measureCell(ctx: SweepContext, plan: CellPlan, model: Prep
     ctx.onProgress?.({ kind: 'phase', phase: 'model-only bench' });
     // As many iterations as a session has batches (at least 10), within the budget: an untuned compiler can take
     // seconds per batch.
-    const timed = loop ? loop.raw[loop.headline] : open!.queryNs;
+    const timed = loop ? loop.raw[loop.headline]!.values : open!.queryNs;
     const perBatchNs = timed.reduce((a, v) => a + v, 0) / Math.max(1, timed.length);
     const budget = perBatchNs > 0 ? Math.floor(MODEL_ONLY_BUDGET_NS / perBatchNs) : Infinity;
     const iterations = Math.max(3, Math.min(Math.max(10, plan.batches), budget));

@@ -28,10 +28,13 @@ export async function modelFacts(model: ModelConfig, resolvedPath: string): Prom
     throw new ModelFileError(`model "${model.name}": ${resolvedPath} is a ${info.isDirectory() ? 'directory' : 'special file'}, not an ONNX file. Point models[].path at the .onnx file itself.`);
   }
   const a = await analyzeModel(resolvedPath);
+  // What the config declares wins over what the file's metadata recorded (pbh prune's pbh.optimization); the measured
+  // figures (actual, kind, a detected N:M) win over both.
   const declared = model.optimization?.sparsity;
+  const recorded = a.optimization;
   const facts: ModelFacts = {
     name: model.name,
-    family: model.family ?? null,
+    family: model.family ?? a.family ?? null,
     framework: model.framework ?? null,
     weights: model.weights,
     path: resolvedPath,
@@ -45,10 +48,10 @@ export async function modelFacts(model: ModelConfig, resolvedPath: string): Prom
     op_census: a.opCensus,
     sparsity: {
       actual: a.sparsity.actual,
-      target: declared?.target ?? null,
+      target: declared?.target ?? recorded?.target ?? null,
       kind: a.sparsity.kind,
-      n: a.sparsity.n ?? declared?.n ?? null,
-      m: a.sparsity.m ?? declared?.m ?? null,
+      n: a.sparsity.n ?? declared?.n ?? recorded?.n ?? null,
+      m: a.sparsity.m ?? declared?.m ?? recorded?.m ?? null,
       nm_pattern_holds: a.sparsity.nmPatternHolds ?? null,
     },
     quantization: model.optimization?.quantization ?? a.quantization ?? null,

@@ -13,6 +13,7 @@ import { collectSystemInfo } from '../system/info.js';
 import { findVenvPython } from '../worker/venv.js';
 import { blankProfile } from './assemble.js';
 import { runCell } from './cell.js';
+import { terminalSafe } from '../text/terminal.js';
 import { Watchdog, WATCHDOG_GRACE_MS } from './watchdog.js';
 import type { SweepContext } from './context.js';
 import { Deadline } from './deadline.js';
@@ -67,7 +68,7 @@ function armWatchdog(watchdog: Watchdog, dbPath: string, ctx: SweepContext, cell
     `cell ${cell.model.name} x ${cell.engineLabel} x batch ${cell.batchSize} held the harness's thread ${WATCHDOG_GRACE_MS / 1000} s past its timeout of ${timeoutS} s ` +
     `(an in-process engine that blocks in a call, e.g. a busy loop in predict): PBH ended the process. Earlier cells are stored; rerun with --resume.`;
   const file = path.join(`${dbPath}.unstored`, `${profile.profile_id}.json`);
-  watchdog.arm(Date.now() + timeoutS * 1000 + WATCHDOG_GRACE_MS, file, JSON.stringify({ store_error: 'the process was ended by the watchdog', profile }, null, 2), `pbh: ${profile.error} Its timeout Profile is kept as ${file}.`);
+  watchdog.arm(Date.now() + timeoutS * 1000 + WATCHDOG_GRACE_MS, file, JSON.stringify({ store_error: 'the process was ended by the watchdog', profile }, null, 2), `pbh: ${terminalSafe(profile.error)} Its timeout Profile is kept as ${file}.`);
 }
 
 /**
@@ -140,7 +141,9 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
       } catch (e) {
         const kept = await keepUnstored(opts.dbPath, profile, e);
         unstored.push(kept);
-        process.stderr.write(`pbh: the store refused Profile ${kept.profileId} (${cell.model.name} x ${cell.engineLabel} x b${cell.batchSize}): ${kept.error}\n  kept as ${kept.file}; the sweep goes on.\n`);
+        process.stderr.write(
+          `pbh: the store refused Profile ${kept.profileId} (${terminalSafe(`${cell.model.name} x ${cell.engineLabel} x b${cell.batchSize}`)}): ${terminalSafe(kept.error)}\n  kept as ${kept.file}; the sweep goes on.\n`,
+        );
       }
       profiles.push(profile);
       opts.progress?.cellEnd(profile);

@@ -76,6 +76,19 @@ describe('runCell on a fake engine', () => {
     expect(profile.latency.transport!.p50).toBe(profile.latency.predict!.p50 - 2000);
   });
 
+  it('runs sessions inside the runtime where it can, and probes the transport per batch outside the tracker', async () => {
+    const { profile, engine } = await run({ resident: true, closedLoop: true, engineNs: 3000n });
+    expect(profile.status, profile.error ?? '').toBe('ok');
+    expect(engine.calls.closedLoops).toBe(SESSIONS);
+    expect(profile.headline_boundary).toBe('engine');
+    expect(profile.samples.filter((s) => s.boundary === 'engine' && s.session >= 0)).toHaveLength(SESSIONS * BATCHES);
+    // The probe: every resident batch once through the harness, recorded as session -2.
+    const probe = profile.samples.filter((s) => s.session === -2);
+    expect(new Set(probe.map((s) => s.boundary))).toEqual(new Set(['predict', 'transport', 'end_to_end']));
+    expect(profile.latency.transport!.n).toBe(BATCHES);
+    expect(profile.sessions[0]!.throughput_sps).toBeCloseTo((BATCHES * B * 1e9) / (BATCHES * 3000), 6);
+  });
+
   it('times a bounded performance set but scores every sample, whatever the batch size', async () => {
     const perf = await run({}, { performance_samples: 16 });
     expect(perf.profile.workload.samples_per_session).toBe(16);

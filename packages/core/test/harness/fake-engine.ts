@@ -25,6 +25,8 @@ export interface FakeScript {
   bench?: boolean;
   /** Takes resident samples (as native workers do): runs are timed "in the runtime", engineNs = engineNs or 1000. */
   resident?: boolean;
+  /** Also runs whole sessions "in the runtime" (runClosedLoop), as native workers do. */
+  closedLoop?: boolean;
   acceptsSmallerBatch?: boolean;
 }
 
@@ -34,6 +36,7 @@ export interface FakeCalls {
   /** Rows of every predict call, in order. */
   rows: number[];
   residentRuns: number;
+  closedLoops: number;
   loaded: TensorMap[][];
   lastFeeds?: TensorMap;
   disposes: number;
@@ -63,7 +66,7 @@ async function serve(ms: number): Promise<void> {
 }
 
 export function fakeEngine(name: string, script: FakeScript = {}): Engine & { calls: FakeCalls } {
-  const calls: FakeCalls = { prepares: [], predicts: 0, rows: [], residentRuns: 0, loaded: [], disposes: 0 };
+  const calls: FakeCalls = { prepares: [], predicts: 0, rows: [], residentRuns: 0, closedLoops: 0, loaded: [], disposes: 0 };
   return {
     name,
     description: `in-memory fake engine ${name} (harness tests)`,
@@ -109,6 +112,13 @@ export function fakeEngine(name: string, script: FakeScript = {}): Engine & { ca
           calls.residentRuns++;
           if (script.serviceMs) await serve(script.serviceMs);
           return { engineNs: script.engineNs ?? 1000n };
+        };
+      }
+      if (script.closedLoop) {
+        model.runClosedLoop = async ({ batches, minQueries }) => {
+          calls.closedLoops++;
+          const n = Math.max(batches, minQueries);
+          return { engineNs: new Array<number>(n).fill(Number(script.engineNs ?? 1000n)), wallNs: n * Number(script.engineNs ?? 1000n) };
         };
       }
       if (script.bench) model.bench = async (_batch, iterations) => ({ iterationNs: Array.from({ length: iterations }, () => 500) });
