@@ -84,13 +84,15 @@ async function prepare(req: PrepareRequest): Promise<PreparedModel> {
     throw e;
   }
   const hr = process.hrtime.bigint;
-  // A cell that times out abandons its in-flight run; releasing the session under it crashes onnxruntime-node,
-  // so dispose() waits for that run to settle first (in-process runs always finish, if late).
-  let inflight: Promise<unknown> = Promise.resolve();
+  // A cell that times out abandons its in-flight runs; releasing the session under one crashes onnxruntime-node,
+  // so dispose() waits for every run to settle first (in-process runs always finish, if late).
+  const inflight = new Set<Promise<unknown>>();
   return {
     inputs: io.inputs,
     outputs: io.outputs,
     compileMs,
+    // onnxruntime's Run is thread-safe on one session: concurrent runs are what a server scenario asks of it.
+    maxConcurrency: options.parallelRuns,
     // The session runs any batch its graph leaves symbolic on axis 0.
     acceptsSmallerBatch: io.inputs.every((i) => typeof i.shape[0] !== 'number'),
     facts: {
@@ -109,9 +111,10 @@ async function prepare(req: PrepareRequest): Promise<PreparedModel> {
       const feeds: Record<string, ort.Tensor> = {};
       for (const name in batch) feeds[name] = toOrt(batch[name]!);
       const run = session.run(feeds);
-      inflight = run;
+      inflight.add(run);
       const out = await run;
       const engineNs = hr() - t0;
+      inflight.delete(run);
       return { outputs: fromOrt(out), engineNs };
     },
     async layerProfile(batch: TensorMap, iterations: number) {
@@ -128,7 +131,7 @@ async function prepare(req: PrepareRequest): Promise<PreparedModel> {
       return readOrtProfile(req.model.workDir, prefix, iterations);
     },
     async dispose() {
-      await inflight.catch(() => undefined);
+      await Promise.allSettled([...inflight]);
       await session.release();
     },
   };

@@ -10,5 +10,12 @@ export const OnnxOptionsSchema = z.strictObject({
   executionMode: z.enum(['sequential', 'parallel']).default('sequential'),
   enableCpuMemArena: z.boolean().default(true),
   enableMemPattern: z.boolean().default(true),
+  parallelRuns: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(1)
+    .describe('runs one session may have in flight at once (server and offline scenarios); each shares the intra-op thread pool'),
 });
 export type OnnxOptions = z.infer<typeof OnnxOptionsSchema>;
