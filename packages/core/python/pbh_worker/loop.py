@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 import traceback
+from array import array
 from typing import Any, Callable, NoReturn
 
 import numpy as np
@@ -20,7 +21,7 @@ from .channel import Channel, claim_stdio
 from .errors import ProtocolError, WorkerError
 from .runtime import Runtime
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 _now = time.perf_counter_ns
 _PR_SET_PDEATHSIG = 1
 # ru_maxrss is KiB on Linux and bytes on macOS.
@@ -65,7 +66,8 @@ def _int_field(header: dict[str, Any], key: str, minimum: int = 0) -> int:
 # run (other field order, extra fields) takes the general path and gets the same answer.
 _RUN_REQUEST = re.compile(rb'\{"id":(\d+),"cmd":"run","index":(\d+)\}\n')
 _RUN_REPLY = b'{"id":%d,"ok":true,"engine_ns":%d,"rss_peak_bytes":%d}\n'
-_COMMANDS = "hello, load, load_samples, run, infer, bench, profile, close"
+_COMMANDS = "hello, load, load_samples, run, run_closed_loop, run_schedule, infer, bench, profile, close"
+_SESSION_COMMANDS = ("load_samples", "run", "run_closed_loop", "run_schedule", "infer", "bench", "profile")
 
 
 def _named(tensors: list[tuple[str, np.ndarray]], cmd: str) -> dict[str, np.ndarray]:
@@ -81,6 +83,8 @@ class _Dispatcher:
         self.loaded = False
         # Batches the runtime holds from the last load_samples; `run` indexes them.
         self.resident = 0
+        # What the loaded model can run at once (announced in the load reply); run_schedule stays below it.
+        self.max_concurrency = 1
 
     def handle(self, header: dict[str, Any], tensors: list[tuple[str, np.ndarray]]) -> tuple[dict[str, Any], dict[str, np.ndarray] | None]:
         cmd = header["cmd"]
@@ -91,13 +95,17 @@ class _Dispatcher:
         if cmd == "close":
             self.runtime.close()
             return {}, None
-        if cmd in ("load_samples", "run", "infer", "bench", "profile"):
+        if cmd in _SESSION_COMMANDS:
             if not self.loaded:
                 raise WorkerError("bad_request", f'"{cmd}" before a successful "load": send load first')
             if cmd == "load_samples":
                 return self.load_samples(header, tensors), None
             if cmd == "run":
                 return {"engine_ns": self.run(_int_field(header, "index"))}, None
+            if cmd == "run_closed_loop":
+                return self.run_closed_loop(header)
+            if cmd == "run_schedule":
+                return self.run_schedule(header, _named(tensors, cmd))
             if cmd == "infer":
                 return self.infer(_named(tensors, cmd))
             if cmd == "bench":
@@ -137,8 +145,9 @@ class _Dispatcher:
             list(header.get("inputs") or []),
             precision,
         )
+        self.max_concurrency = int(self.runtime.max_concurrency())
         self.loaded = True
-        return result
+        return {**result, "max_concurrency": self.max_concurrency}
 
     def load_samples(self, header: dict[str, Any], tensors: list[tuple[str, np.ndarray]]) -> dict[str, Any]:
         # A refused set replaces the earlier one too: runs must never silently use batches the caller meant to replace.
@@ -166,6 +175,59 @@ class _Dispatcher:
         start = _now()
         self.runtime.run_sample(index)
         return _now() - start
+
+    def _check_resident(self, cmd: str, count: int) -> None:
+        if not self.resident:
+            raise WorkerError("bad_request", f'"{cmd}" before "load_samples": load the batches first')
+        if count > self.resident:
+            raise WorkerError("bad_request", f'"{cmd}" uses {count} batches but {self.resident} are resident')
+
+    def run_closed_loop(self, header: dict[str, Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """A single/multi-stream session: resident batches 0..batches-1 back to back, cycling, until at least
+        min_queries queries ran, min_duration_ns passed and every batch ran once. Each query is timed around
+        `run_sample` alone; between two queries there is only this loop's bookkeeping (no I/O, no wait)."""
+        batches = _int_field(header, "batches", 1)
+        min_queries = _int_field(header, "min_queries", 0)
+        min_duration_ns = _int_field(header, "min_duration_ns", 0)
+        self._check_resident("run_closed_loop", batches)
+        run = self.runtime.run_sample
+        # An int64 array, not a list: a 600 s session of 10 us queries is 60 M entries (480 MB here, 2+ GB as ints).
+        engine_ns = array("q")
+        record = engine_ns.append
+        queries = index = 0
+        first = end = _now()
+        while queries < min_queries or queries < batches or end - first < min_duration_ns:
+            start = _now()
+            run(index)
+            end = _now()
+            record(end - start)
+            queries += 1
+            index = index + 1 if index + 1 < batches else 0
+        return {"queries": queries, "wall_ns": end - first}, {"engine_ns": np.frombuffer(engine_ns, dtype="<i8")}
+
+    def run_schedule(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """A server/offline schedule: the runtime issues query q on batch batches[q] when it is due (arrivals_ns[q])
+        and a slot is free, FIFO, at most `concurrency` in flight; issued/completed come back per query."""
+        concurrency = _int_field(header, "concurrency", 1)
+        if concurrency > self.max_concurrency:
+            raise WorkerError("bad_request", f'"run_schedule" concurrency {concurrency} is above what the model runs at once (max_concurrency {self.max_concurrency} in the load reply)')
+        batches, arrivals = tensors.get("batches"), tensors.get("arrivals_ns")
+        if batches is None or arrivals is None or set(tensors) != {"batches", "arrivals_ns"}:
+            raise WorkerError("bad_request", f'"run_schedule" takes two tensors, "batches" (int32) and "arrivals_ns" (int64), got {sorted(tensors)}')
+        if batches.dtype != np.int32 or arrivals.dtype != np.int64 or batches.ndim != 1 or batches.shape != arrivals.shape or not len(batches):
+            raise WorkerError("bad_request", f'"run_schedule" needs batches int32[n] and arrivals_ns int64[n], n >= 1, got {batches.dtype}{list(batches.shape)} and {arrivals.dtype}{list(arrivals.shape)}')
+        if not self.resident:
+            raise WorkerError("bad_request", '"run_schedule" before "load_samples": load the batches first')
+        if batches.min() < 0 or batches.max() >= self.resident:
+            raise WorkerError("bad_request", f'"run_schedule" batches must be resident indices (0..{self.resident - 1}), got {batches.min()}..{batches.max()}')
+        if arrivals[0] < 0 or (np.diff(arrivals) < 0).any():
+            raise WorkerError("bad_request", '"run_schedule" arrivals_ns must be >= 0 and in issue order (non-decreasing): queries are issued FIFO')
+        # Lists: indexing them per query costs a fraction of what numpy scalars do.
+        issued, completed = self.runtime.run_schedule(batches.tolist(), arrivals.tolist(), concurrency)
+        issued_ns, completed_ns = np.asarray(issued, dtype="<i8"), np.asarray(completed, dtype="<i8")
+        if issued_ns.shape != batches.shape or completed_ns.shape != batches.shape:
+            raise WorkerError("runtime_error", f"{type(self.runtime).__name__}.run_schedule returned {len(issued)} issue and {len(completed)} completion times for {len(batches)} queries")
+        return {"queries": len(batches)}, {"issued_ns": issued_ns, "completed_ns": completed_ns}
 
     def bench_resident(self, iterations: int) -> list[int]:
         """`run`'s own timing of the resident batches in turn, back to back: the engine boundary without a round trip

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .clock import now, wait_until
 from .errors import WorkerError
 
 
@@ -71,6 +72,30 @@ class Runtime:
         and take the outputs as arrays the caller could read, then drop them. The loop times this call: it is the
         `engine` boundary of the resident runs. The default runs `infer` on the kept arrays."""
         self.infer(self._samples[index])
+
+    def max_concurrency(self) -> int:
+        """Queries the loaded model can run at once (`run_schedule`'s concurrency at most), read after `load`."""
+        return 1
+
+    def run_schedule(self, batches: list[int], arrivals_ns: list[int], concurrency: int) -> tuple[list[int], list[int]]:
+        """Run query q on resident batch `batches[q]` once it is due (`arrivals_ns[q]` after the start) and fewer than
+        `concurrency` queries are in flight, in order (FIFO). Returns (issued_ns, completed_ns) per query, ns after the
+        start on perf_counter_ns. The loop checked the indices, the order of arrivals and the concurrency.
+
+        The default runs one query at a time (max_concurrency 1): wait until due, run_sample, record. A query due
+        while the one before still runs is issued when that one completes, and its issue delay shows it.
+        """
+        run = self.run_sample
+        issued = [0] * len(batches)
+        completed = [0] * len(batches)
+        start = now()
+        for query, (batch, arrival) in enumerate(zip(batches, arrivals_ns)):
+            wait_until(start + arrival)
+            issue = now()
+            run(batch)
+            completed[query] = now() - start
+            issued[query] = issue - start
+        return issued, completed
 
     def bench(self, inputs: dict[str, np.ndarray], iterations: int) -> list[int]:
         """Nanoseconds per iteration on a resident input, no IPC.

@@ -1,12 +1,16 @@
 import type { ZodType } from 'zod';
 import type {
   Availability,
+  ClosedLoopRequest,
+  ClosedLoopTimings,
   Engine,
   LayerTiming,
   ModelOnlyBench,
   PredictResult,
   PreparedModel,
   PrepareRequest,
+  QuerySchedule,
+  ScheduleTimings,
 } from '../contracts/engine.js';
 import type { Precision } from '../contracts/precision.js';
 import type { TensorMap } from '../contracts/tensor.js';
@@ -25,6 +29,11 @@ export interface NativeEngineTimeouts {
   infer: number;
   bench: number;
   profile: number;
+  /**
+   * `run_closed_loop` and `run_schedule` run for as long as the request says (MLPerf's minimum is 600 s): their
+   * timeout is the request's own duration (min_duration_ns, or the last arrival) plus this much.
+   */
+  sessionSlack: number;
   close: number;
 }
 
@@ -35,6 +44,7 @@ export const DEFAULT_NATIVE_TIMEOUTS: NativeEngineTimeouts = {
   infer: 120_000,
   bench: 20 * 60_000,
   profile: 20 * 60_000,
+  sessionSlack: 10 * 60_000,
   close: 5_000,
 };
 
@@ -79,6 +89,26 @@ function toTensorMap(tensors: NamedTensor[]): TensorMap {
   const map: TensorMap = {};
   for (const t of tensors) map[t.name] = { dtype: t.dtype, dims: t.dims, data: t.data };
   return map;
+}
+
+/** The int64 tensor `name` of a session reply, `length` long, as numbers (ns fit in 2^53 for 104 days). */
+function int64Column(tensors: NamedTensor[], name: string, length: number, engine: string): number[] {
+  const tensor = tensors.find((t) => t.name === name);
+  if (!tensor || tensor.dtype !== 'int64' || tensor.dims.length !== 1 || tensor.dims[0] !== length) {
+    const got = tensor ? `${tensor.dtype}[${tensor.dims.join(',')}]` : 'nothing';
+    throw new Error(`${engine} worker answered ${name} as ${got}, expected int64[${length}]`);
+  }
+  return Array.from(tensor.data as BigInt64Array, Number);
+}
+
+function checkSchedule(schedule: QuerySchedule, maxConcurrency: number, engine: string): void {
+  const { batches, arrivalsNs, concurrency } = schedule;
+  if (batches.length === 0 || batches.length !== arrivalsNs.length) {
+    throw new Error(`${engine}: a schedule needs one arrival per query and at least one query (got ${batches.length} batches, ${arrivalsNs.length} arrivals)`);
+  }
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > maxConcurrency) {
+    throw new Error(`${engine}: schedule concurrency ${concurrency} is outside 1..${maxConcurrency} (the model's maxConcurrency)`);
+  }
 }
 
 function errorText(error: unknown): string {
@@ -154,12 +184,14 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
         cause: error,
       });
     });
+    const maxConcurrency = load.max_concurrency;
     const prepared: NativePreparedModel = {
       inputs: load.inputs,
       outputs: load.outputs,
       compileMs: load.compile_ms,
       facts: { ...load.facts, runtimeVersion: hello.version, python: hello.python },
       threads: load.threads,
+      maxConcurrency,
       ...(load.precision ? { precision: load.precision } : {}),
 
       async predict(batch: TensorMap): Promise<PredictResult> {
@@ -184,6 +216,32 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
       async runResident(index: number): Promise<{ engineNs: bigint }> {
         const { header } = await client.call('run', { index }, [], { timeoutMs: timeouts.infer });
         return { engineNs: BigInt(header.engine_ns) };
+      },
+
+      async runClosedLoop(request: ClosedLoopRequest): Promise<ClosedLoopTimings> {
+        const fields = { batches: request.batches, min_queries: request.minQueries, min_duration_ns: request.minDurationNs };
+        const timeoutMs = request.minDurationNs / 1e6 + timeouts.sessionSlack;
+        const { header, tensors } = await client.call('run_closed_loop', fields, [], { timeoutMs });
+        return { engineNs: int64Column(tensors, 'engine_ns', header.queries, name), wallNs: header.wall_ns };
+      },
+
+      async runSchedule(schedule: QuerySchedule): Promise<ScheduleTimings> {
+        checkSchedule(schedule, maxConcurrency, name);
+        const queries = schedule.batches.length;
+        // Raw tensors, not JSON: a server schedule is hundreds of thousands of queries.
+        const tensors: NamedTensor[] = [
+          { name: 'batches', dtype: 'int32', dims: [queries], data: Int32Array.from(schedule.batches) },
+          // Arrivals drawn from a distribution are fractional ns; the worker's clock counts whole ones.
+          { name: 'arrivals_ns', dtype: 'int64', dims: [queries], data: BigInt64Array.from(schedule.arrivalsNs, (ns) => BigInt(Math.round(ns))) },
+        ];
+        // Arrivals are in issue order (the worker refuses others), so the last one is the schedule's length.
+        const timeoutMs = schedule.arrivalsNs[queries - 1]! / 1e6 + timeouts.sessionSlack;
+        const reply = await client.call('run_schedule', { concurrency: schedule.concurrency }, tensors, { timeoutMs });
+        if (reply.header.queries !== queries) throw new Error(`${name} worker ran ${reply.header.queries} of the schedule's ${queries} queries`);
+        return {
+          issuedNs: int64Column(reply.tensors, 'issued_ns', queries, name),
+          completedNs: int64Column(reply.tensors, 'completed_ns', queries, name),
+        };
       },
 
       async bench(batch: TensorMap, iterations: number): Promise<ModelOnlyBench> {

@@ -8,10 +8,12 @@ import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
  * 2: `load` carries the precision to execute and its reply what was executed (a v1 worker would ignore the request).
  * 3: `load_samples` and `run` (resident batches timed in the worker); request headers carry `tensors` only when
  *    they have some.
+ * 4: `run_closed_loop` and `run_schedule` (whole sessions and schedules in the worker); `load` answers
+ *    `max_concurrency`.
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
-export const COMMANDS = ['hello', 'load', 'load_samples', 'run', 'infer', 'bench', 'profile', 'close'] as const;
+export const COMMANDS = ['hello', 'load', 'load_samples', 'run', 'run_closed_loop', 'run_schedule', 'infer', 'bench', 'profile', 'close'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const tensorHeaderSchema = z.object({
@@ -68,6 +70,8 @@ export const loadReplySchema = z.looseObject({
   precision: executedPrecisionWireSchema.optional(),
   /** Threads the runtime resolved for this model; null when it does not say. */
   threads: z.number().int().positive().nullable().default(null),
+  /** Queries the model runs at once (`run_schedule`'s concurrency at most): OpenVINO's optimal infer requests, TVM 1. */
+  max_concurrency: z.number().int().positive(),
 });
 export type LoadReply = z.infer<typeof loadReplySchema>;
 
@@ -86,6 +90,24 @@ export const runReplySchema = z.looseObject({
   engine_ns: z.number().int().nonnegative(),
 });
 export type RunReply = z.infer<typeof runReplySchema>;
+
+/**
+ * `run_closed_loop`: per-query times come back as one int64 tensor `engine_ns` (a 600 s session is millions of
+ * queries: raw bytes, not a JSON line); `queries` is its length, checked by the caller.
+ */
+export const closedLoopReplySchema = z.looseObject({
+  ...replyBase,
+  queries: z.number().int().positive(),
+  wall_ns: z.number().int().nonnegative(),
+});
+export type ClosedLoopReply = z.infer<typeof closedLoopReplySchema>;
+
+/** `run_schedule`: int64 tensors `issued_ns` and `completed_ns`, `queries` long each. */
+export const scheduleReplySchema = z.looseObject({
+  ...replyBase,
+  queries: z.number().int().positive(),
+});
+export type ScheduleReply = z.infer<typeof scheduleReplySchema>;
 
 export const inferReplySchema = z.looseObject({
   ...replyBase,
@@ -124,6 +146,8 @@ export const replySchemas = {
   load: loadReplySchema,
   load_samples: loadSamplesReplySchema,
   run: runReplySchema,
+  run_closed_loop: closedLoopReplySchema,
+  run_schedule: scheduleReplySchema,
   infer: inferReplySchema,
   bench: benchReplySchema,
   profile: profileReplySchema,
