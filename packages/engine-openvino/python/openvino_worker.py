@@ -12,6 +12,12 @@ Reads the ONNX file directly (core.read_model), reshapes it to the concrete batc
   infer), ov::InferRequest::infer, and the outputs as numpy views of the request's output tensors (share_outputs),
   which are dropped. That is what a Python deployment pays per request when its inputs are already OpenVINO tensors;
   the Python wrapper's infer() adds data dispatch and an OVDict on top, and copies outputs unless share_outputs.
+- max_concurrency: the compiled model's OPTIMAL_NUMBER_OF_INFER_REQUESTS (1 with hint=latency; with hint=throughput
+  one per stream, the streams chosen by the hint unless options.streams sets them).
+- run_schedule: an AsyncInferQueue of `concurrency` requests over the resident tensors. Per query: wait until due
+  (pbh_worker.clock: sleep, then spin the last 200 us), wait for an idle request (get_idle_request_id, GIL released),
+  take the issue time, start_async with the batch's tensors (the binding's call, no Python data dispatch). The
+  completion time is taken in the queue's callback, on OpenVINO's thread, as soon as the request finishes.
 - bench, hint=latency: the same InferRequest on a resident input, one entry per iteration, timed by OpenVINO's own
   per-request timer (InferRequest.latency: the binding's clock around ov::InferRequest::infer, in C++), which is
   the figure benchmark_app reports. A Python clock around the call would add the binding's own cost (5-8 us a call
@@ -35,6 +41,7 @@ import openvino.properties.hint as hints
 
 from pbh_worker import Runtime, WorkerError, required_options, run_worker
 from pbh_worker.channel import dtype_name
+from pbh_worker.clock import now, wait_until
 from openvino_precision import executed_precision, precision_hint
 
 HINTS = {"latency": hints.PerformanceMode.LATENCY, "throughput": hints.PerformanceMode.THROUGHPUT}
@@ -199,6 +206,34 @@ class OpenVINORuntime(Runtime):
         for port, tensor in enumerate(tensors):
             self.request.set_input_tensor(port, tensor)
         self._infer({}, True, True)
+
+    def max_concurrency(self):
+        return int(self.compiled.get_property(props.optimal_number_of_infer_requests))
+
+    def run_schedule(self, batches, arrivals_ns, concurrency):
+        queue = ov.AsyncInferQueue(self.compiled, concurrency)
+        # The binding's start_async(Tensor | {port: Tensor}, userdata), below the Python wrapper's data dispatch.
+        start_async = super(ov.AsyncInferQueue, queue).start_async
+        next_idle = queue.get_idle_request_id
+        inputs = [tensors[0] if len(tensors) == 1 else dict(enumerate(tensors)) for tensors in self.samples]
+        issued = [0] * len(batches)
+        completed = [0] * len(batches)
+
+        def done(_request: Any, query: int) -> None:
+            completed[query] = now()
+
+        queue.set_callback(done)
+        start = now()
+        for query, (batch, arrival) in enumerate(zip(batches, arrivals_ns)):
+            due = start + arrival
+            if now() < due:
+                wait_until(due)
+            # FIFO: the query waits for a free request after it is due; the issue time is after both waits.
+            next_idle()
+            issued[query] = now()
+            start_async(inputs[batch], query)
+        queue.wait_all()
+        return [t - start for t in issued], [t - start for t in completed]
 
     def bench(self, inputs, iterations):
         if self.options["hint"] == "throughput":
