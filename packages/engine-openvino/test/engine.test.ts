@@ -205,6 +205,33 @@ describe('@pbh/engine-openvino', () => {
     await expect(model.runResident!(0)).rejects.toThrow(/before "load_samples"/);
   });
 
+  it('runs a schedule on an AsyncInferQueue with several requests in flight (throughput hint, digits at batch 1)', async () => {
+    const { x } = await digitsBatch(4);
+    const model = await prepare('digits_cnn', 1, { hint: 'throughput', streams: 2 });
+    // One infer request per stream: what OpenVINO says it runs at once.
+    expect(model.maxConcurrency).toBe(model.facts?.optimal_number_of_infer_requests);
+    expect(model.maxConcurrency).toBeGreaterThanOrEqual(2);
+    await model.loadResident!([0, 1, 2, 3].map((b) => ({ input: { ...x, dims: [1, 1, 8, 8], data: (x.data as Float32Array).subarray(b * 64, (b + 1) * 64) } })));
+    const queries = 400;
+    // Half offline (all due at once), half a 200 µs cadence.
+    const arrivalsNs = Array.from({ length: queries }, (_, q) => (q < queries / 2 ? 0 : (q - queries / 2) * 200_000));
+    const schedule = { batches: arrivalsNs.map((_, q) => q % 4), arrivalsNs, concurrency: model.maxConcurrency! };
+    const timings = await model.runSchedule!(schedule);
+    expect(timings.completedNs).toHaveLength(queries);
+    let overlapped = false;
+    timings.issuedNs.forEach((issued, q) => {
+      expect(issued).toBeGreaterThanOrEqual(arrivalsNs[q]!);
+      expect(timings.completedNs[q]!).toBeGreaterThan(issued);
+      if (q > 0) expect(issued).toBeGreaterThanOrEqual(timings.issuedNs[q - 1]!);
+      if (q > 0 && issued < timings.completedNs[q - 1]!) overlapped = true;
+    });
+    // The offline half keeps every request busy: some query starts before the one before it completes.
+    expect(overlapped).toBe(true);
+    // Every request came back idle: a closed loop on the same model runs next.
+    const session = await model.runClosedLoop!({ batches: 4, minQueries: 100, minDurationNs: 0 });
+    expect(session.engineNs).toHaveLength(100);
+  });
+
   it('runs resident batches of a two-input model with bool and int64 outputs', async () => {
     const model = await openvinoEngine.prepare({
       model: { name: 'mixed_io', path: mixedIo, workDir },

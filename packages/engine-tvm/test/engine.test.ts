@@ -227,6 +227,30 @@ describe('@pbh/engine-tvm', () => {
     await expect(model.runResident!(0)).rejects.toThrow(/before "load_samples"/);
   });
 
+  it('runs a closed-loop session and a one-at-a-time schedule in the worker on digits', async () => {
+    const x = await digitsBatch(4);
+    const model = await prepare('digits_cnn', 1);
+    expect(model.maxConcurrency).toBe(1);
+    await model.loadResident!([0, 1, 2, 3].map((b) => ({ input: { ...x, dims: [1, 1, 8, 8], data: (x.data as Float32Array).subarray(b * 64, (b + 1) * 64) } })));
+    const session = await model.runClosedLoop!({ batches: 4, minQueries: 200, minDurationNs: 20e6 });
+    expect(session.engineNs.length).toBeGreaterThanOrEqual(200);
+    expect(session.wallNs).toBeGreaterThanOrEqual(20e6);
+    // digits at batch 1 is tens of µs a call here; no query can be slower than the whole session.
+    const sorted = [...session.engineNs].sort((a, b) => a - b);
+    expect(sorted[0]!).toBeGreaterThan(1_000);
+    expect(sorted[sorted.length >> 1]!).toBeLessThan(5e6);
+    expect(session.engineNs.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(session.wallNs);
+    const schedule = { batches: [0, 1, 2, 3, 0, 1], arrivalsNs: [0, 0, 0, 1e6, 2e6, 3e6], concurrency: 1 };
+    const timings = await model.runSchedule!(schedule);
+    timings.issuedNs.forEach((issued, q) => {
+      expect(issued).toBeGreaterThanOrEqual(schedule.arrivalsNs[q]!);
+      expect(timings.completedNs[q]!).toBeGreaterThan(issued);
+      // One at a time: each query is issued after the one before completed.
+      if (q > 0) expect(issued).toBeGreaterThanOrEqual(timings.completedNs[q - 1]!);
+    });
+    await expect(model.runSchedule!({ ...schedule, concurrency: 2 })).rejects.toThrow(/outside 1\.\.1/);
+  });
+
   it('runs resident batches of a two-input model with bool and int64 outputs', async () => {
     const model = await tvmEngine.prepare({
       model: { name: 'mixed_io', path: mixedIo, workDir },
