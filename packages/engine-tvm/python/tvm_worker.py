@@ -11,6 +11,8 @@
 - run_sample (the `engine` boundary of resident runs, timed by the loop around this call): vm["main"] on the batch's
   tensors (the VM allocates the outputs and runs every kernel), then numpy views of the outputs (DLPack), which are
   dropped: what a Python deployment holding its inputs as TVM tensors pays per request.
+- run_closed_loop: the loop's, run_sample back to back. run_schedule: the base Runtime's, one query at a time
+  (max_concurrency 1: the VM runs one call at a time, on every thread of its pool): wait until due, run_sample, record.
 - bench: vm.time_evaluator on a saved closure over the resident input, number=1, repeat=iterations: one entry per
   model run, measured by TVM's own timer, no Python in the loop.
 - profile: per-kernel times through vm.set_instrument (tvm_layers.py), mean per iteration.
