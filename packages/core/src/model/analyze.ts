@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { collectConstants, countParameters, findWeights } from './constants.js';
 import { countFlops, FLOPS_CONVENTION } from './flops.js';
 import { decodeOnnxModel, type OnnxDim, type OnnxModel, type OnnxValueInfo } from './onnx-reader.js';
+import { readOptimizationFacts, type OptimizationFacts } from './optimization.js';
 import { detectQuantization, type QuantizationInfo } from './quantization.js';
 import { inferShapes, qualifiedOpType, type ShapeInferenceOptions } from './shapes.js';
 import { analyzeSparsity, type SparsityAnalysis } from './sparsity.js';
@@ -65,6 +66,10 @@ export interface ModelAnalysis {
   /** Quantized weight type ("int8", "uint8", "int4", "float16", ...) or null for a float32 model. */
   quantization: string | null;
   quantizationDetail: QuantizationInfo | null;
+  /** What a tool such as `pbh prune` recorded in the metadata about how the weights were optimized; null if nothing. */
+  optimization: OptimizationFacts | null;
+  /** metadata_props pbh.family (the suite and pbh prune set it), or null. */
+  family: string | null;
   /** Tensors whose data lives in external files (listed, not loaded). */
   externalData: { tensor: string; location: string; offset: number | null; length: number | null }[];
   warnings: string[];
@@ -93,6 +98,7 @@ export function analyzeModelBytes(
   const weights = findWeights(model, shapes, constants);
   const sparsity = analyzeSparsity(weights);
   const quant = detectQuantization(model, constants);
+  const optimization = readOptimizationFacts(model.metadata);
   const batch = shapes.batchSize;
 
   const opCensus: Record<string, number> = {};
@@ -138,12 +144,15 @@ export function analyzeModelBytes(
     sparsity,
     quantization: quant?.dtype ?? null,
     quantizationDetail: quant,
+    optimization: optimization.facts,
+    family: model.metadata['pbh.family'] ?? null,
     externalData: model.graph.initializers
       .filter((t) => t.external)
       .map((t) => ({ tensor: t.name, location: t.external!.location, offset: t.external!.offset, length: t.external!.length })),
     warnings: [
       ...shapes.warnings,
       ...sparsity.skipped.map((s) => `weight ${s.name} left out of sparsity: ${s.reason}`),
+      ...(optimization.warning ? [optimization.warning] : []),
     ],
     analysisMs: performance.now() - started,
   };

@@ -31,6 +31,14 @@ export {
   type ShapeInferenceOptions,
 } from './shapes.js';
 export { collectConstants, countParameters, findWeights, type ConstTensor, type WeightRef } from './constants.js';
+export {
+  OPTIMIZATION_METADATA_KEY,
+  OptimizationFactsSchema,
+  PrunedLayerSchema,
+  readOptimizationFacts,
+  type OptimizationFacts,
+  type PrunedLayer,
+} from './optimization.js';
 export { detectQuantization, type QuantizationInfo, type QuantizationStyle } from './quantization.js';
 export {
   decodeOnnxModel,

@@ -59,6 +59,28 @@ function ioTable(title: string, items: TensorInfo[]): string[] {
   return [title, ...table(['name', 'dtype', 'shape'], items.map((t) => [t.name, t.dtype, shapeText(t.shape)]))];
 }
 
+/** What the metadata says was done to the weights, next to what the weights hold (the Sparsity line above). */
+function optimizationLines(a: ModelAnalysis): string[] {
+  const o = a.optimization;
+  if (!o) return [];
+  const pattern = o.kind === 'n_m' ? `${o.n}:${o.m} (at most ${o.n} nonzeros in every ${o.m})` : 'unstructured';
+  const calibration = o.calibration ? `, calibration ${o.calibration.source} (${o.calibration.samples} samples)` : ', no calibration';
+  const lines = [
+    `Optimization  ${o.method} ${pattern}, target ${pct(o.target)}, actual ${pct(o.actual)} over ${o.layers.length} pruned layer(s) ` +
+      `(${o.tool} from ${o.source.file}${calibration})`,
+  ];
+  const layers = [...o.layers].sort((x, y) => y.elements - x.elements).slice(0, TOP_TENSORS);
+  lines.push(
+    ...table(
+      ['layer', 'op', 'shape', 'sparsity', 'rel. error'],
+      layers.map((l) => [l.node, l.op, shapeText(l.shape), pct(l.sparsity), l.relative_error === null ? '-' : l.relative_error.toExponential(2)]),
+    ),
+  );
+  if (o.layers.length > TOP_TENSORS) lines.push(`  … ${o.layers.length - TOP_TENSORS} more (use --json)`);
+  if (o.skipped_layers.length > 0) lines.push(`  not pruned: ${o.skipped_layers.map((s) => `${s.node} (${s.reason})`).join('; ')}`);
+  return lines;
+}
+
 export function formatModelReport(a: ModelAnalysis): string {
   const lines: string[] = [];
   lines.push(a.path);
@@ -117,6 +139,7 @@ export function formatModelReport(a: ModelAnalysis): string {
     );
     if (s.perTensor.length > TOP_TENSORS) lines.push(`  … ${s.perTensor.length - TOP_TENSORS} more (use --json)`);
   }
+  lines.push(...optimizationLines(a));
   const q = a.quantizationDetail;
   lines.push(`Quantization  ${q ? `${q.dtype} (${q.style}: ${q.evidence.join(', ')})` : 'none'}`);
   lines.push('');
