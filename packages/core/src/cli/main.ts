@@ -9,12 +9,13 @@ import { doctorCommand } from './commands/doctor.js';
 import { enginesCommand } from './commands/engines.js';
 import { exportCommand } from './commands/export.js';
 import { inspectCommand } from './commands/inspect.js';
+import { pruneCommand } from './commands/prune.js';
 import { queryCommand } from './commands/query.js';
 import { runCommand } from './commands/run.js';
 import { schemaCommand } from './commands/schema.js';
 import { siteCommand } from './commands/site.js';
 
-const COMMANDS: Command[] = [runCommand, enginesCommand, inspectCommand, queryCommand, exportCommand, schemaCommand, doctorCommand, siteCommand];
+const COMMANDS: Command[] = [runCommand, enginesCommand, inspectCommand, pruneCommand, queryCommand, exportCommand, schemaCommand, doctorCommand, siteCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
