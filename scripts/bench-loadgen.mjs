@@ -9,6 +9,10 @@
 //   PBH      the same cells from a temporary config with `scenario:` entries, read back with
 //            `pbh query ... --format json`: the Profile's headline boundary (`engine` for single stream, `query`
 //            for server: from the scheduled arrival, queueing included), percentiles by linear interpolation
+//   worker   createNativeEngine's runClosedLoop (single stream: engine_ns per query, back to back in the worker) and
+//            runSchedule (server: Poisson arrivals at TARGET_QPS, completed - arrival per query) on the same cell,
+//            called directly: what the harness measures once it drives sessions through them; nearest rank, as
+//            LoadGen reports
 // Runs alternate (LoadGen, PBH, LoadGen, PBH, ... per ROUNDS) and the table shows each figure's median over rounds.
 // Needs `npm run build`, the venv (npx pbh doctor --fix) and the bundled suite (npm run generate). Run it on a quiet
 // machine: it warns when the load average is above 1.
@@ -20,7 +24,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { OpenVINOOptionsSchema } from '@pbh/engine-openvino';
+import { loadDataset } from '@pbh/core';
+import { openvinoEngine, OpenVINOOptionsSchema } from '@pbh/engine-openvino';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const python = path.join(root, '.venv', 'bin', 'python');
@@ -118,9 +123,52 @@ function runPbh(round) {
   return new Map(rows.map((row) => [row.engine_label, row]));
 }
 
-const results = new Map(scenarios.map((s) => [s.pbh.kind, { loadgen: [], pbh: [] }]));
+// LoadGen's percentile: the sample at rank ceil(p * n), 1-based (nearest rank).
+const nearestRank = (values, p) => {
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
+};
+const percentilesMs = (ns) => ({ p50: nearestRank(ns, 0.5) / 1e6, p90: nearestRank(ns, 0.9) / 1e6, p99: nearestRank(ns, 0.99) / 1e6, valid: '-' });
+
+// Every digits sample a resident batch of one, as LoadGen's QSL holds them.
+const dataset = await loadDataset({ kind: 'npy', inputs: { input: data }, labels }, '/');
+const samples = Array.from({ length: dataset.size }, (_, i) => dataset.read(i, 1).inputs);
+
+async function runWorker(round) {
+  const prepared = await openvinoEngine.prepare({
+    model: { name: 'digits_cnn', path: model, workDir },
+    batchSize: 1,
+    device: 'cpu',
+    options,
+    inputs: [{ name: 'input', dtype: 'float32', shape: [1, 1, 8, 8] }],
+    seed: round,
+    precision: 'fp32',
+  });
+  try {
+    await prepared.loadResident(samples);
+    await prepared.runClosedLoop({ batches: samples.length, minQueries: 100, minDurationNs: 0 });
+    const session = await prepared.runClosedLoop({ batches: samples.length, minQueries: 1024, minDurationNs: DURATION_MS * 1e6 });
+    // Poisson arrivals at TARGET_QPS for DURATION_MS, batches drawn uniformly, as LoadGen's server schedule.
+    let seed = 12345 + round;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) + 0.5) / 2 ** 31;
+    const arrivalsNs = [];
+    for (let t = 0; t < DURATION_MS * 1e6 || arrivalsNs.length < 1024; t += (-Math.log(random()) / TARGET_QPS) * 1e9) arrivalsNs.push(t);
+    const batches = arrivalsNs.map(() => Math.floor(random() * samples.length));
+    const schedule = await prepared.runSchedule({ batches, arrivalsNs, concurrency: prepared.maxConcurrency ?? 1 });
+    return {
+      single_stream: percentilesMs(session.engineNs),
+      server: percentilesMs(schedule.completedNs.map((done, q) => done - arrivalsNs[q])),
+    };
+  } finally {
+    await prepared.dispose();
+  }
+}
+
+const results = new Map(scenarios.map((s) => [s.pbh.kind, { loadgen: [], pbh: [], worker: [] }]));
 for (let round = 0; round < ROUNDS; round++) {
   for (const scenario of scenarios) results.get(scenario.pbh.kind).loadgen.push(runLoadgen(scenario, round));
+  const worker = await runWorker(round);
+  for (const scenario of scenarios) results.get(scenario.pbh.kind).worker.push(worker[scenario.pbh.kind]);
   const rows = runPbh(round);
   for (const scenario of scenarios) {
     const row = rows.get(scenario.pbh.kind);
@@ -134,18 +182,20 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[sorted.length >> 1] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
 };
 const us = (ms) => (ms * 1000).toFixed(1);
-const header = ['scenario', 'LoadGen p50', 'p90', 'p99', 'PBH p50', 'p90', 'p99', 'PBH boundary', 'PBH/LoadGen p50', 'p90', 'p99', 'valid (LG/PBH)'];
+const header = ['scenario', 'LoadGen p50', 'p90', 'p99', 'PBH p50', 'p90', 'p99', 'PBH boundary', 'PBH/LoadGen p50', 'p90', 'p99', 'worker p50', 'p90', 'p99', 'worker/LoadGen p50', 'p90', 'p99', 'valid (LG/PBH)'];
 const table = [header];
 for (const scenario of scenarios) {
-  const { loadgen, pbh: ours } = results.get(scenario.pbh.kind);
-  const lg = Object.fromEntries(['p50', 'p90', 'p99'].map((k) => [k, median(loadgen.map((r) => r[k]))]));
-  const pb = Object.fromEntries(['p50', 'p90', 'p99'].map((k) => [k, median(ours.map((r) => r[k]))]));
+  const { loadgen, pbh: ours, worker } = results.get(scenario.pbh.kind);
+  const medians = (runs) => Object.fromEntries(['p50', 'p90', 'p99'].map((k) => [k, median(runs.map((r) => r[k]))]));
+  const [lg, pb, wk] = [medians(loadgen), medians(ours), medians(worker)];
   table.push([
     scenario.label,
     us(lg.p50), us(lg.p90), us(lg.p99),
     us(pb.p50), us(pb.p90), us(pb.p99),
     ours[0].boundary,
     (pb.p50 / lg.p50).toFixed(2), (pb.p90 / lg.p90).toFixed(2), (pb.p99 / lg.p99).toFixed(2),
+    us(wk.p50), us(wk.p90), us(wk.p99),
+    (wk.p50 / lg.p50).toFixed(2), (wk.p90 / lg.p90).toFixed(2), (wk.p99 / lg.p99).toFixed(2),
     `${loadgen.map((r) => r.valid).join(',')}/${ours.map((r) => r.valid).join(',')}`,
   ]);
 }
