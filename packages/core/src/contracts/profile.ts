@@ -39,6 +39,8 @@ export const SparsitySchema = z.object({
   m: z.number().int().nullable(),
   /** Whether every weight tensor meets the N:M pattern along its input dimension. */
   nm_pattern_holds: z.boolean().nullable(),
+  /** How the zeros were made, from the model's pbh.optimization metadata ('obc' | 'magnitude'); null when dense or unknown. */
+  method: z.string().nullable().default(null),
 });
 
 export const ModelFactsSchema = z.object({

@@ -53,6 +53,7 @@ export async function modelFacts(model: ModelConfig, resolvedPath: string): Prom
       n: a.sparsity.n ?? declared?.n ?? recorded?.n ?? null,
       m: a.sparsity.m ?? declared?.m ?? recorded?.m ?? null,
       nm_pattern_holds: a.sparsity.nmPatternHolds ?? null,
+      method: recorded?.method ?? null,
     },
     quantization: model.optimization?.quantization ?? a.quantization ?? null,
   };
