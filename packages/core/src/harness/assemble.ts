@@ -84,7 +84,7 @@ function scenarioResult(m: Measurement): ScenarioResult {
   m.verdicts.forEach((v, i) => v.reasons.forEach((r) => bySession.set(r, [...(bySession.get(r) ?? []), i + 1])));
   const reasons = [...bySession].map(([r, sessions]) => `${sessions.length === m.verdicts.length ? 'every session' : `session ${sessions.join(', ')}`}: ${r}`);
   const es = m.verdicts.map((v) => v.earlyStoppingMs).filter((v): v is number => v !== null);
-  const { kind, rules, expectedQps, ...rest } = m.settings;
+  const { kind, rules, expectedQps, ...rest } = m.open?.settings ?? m.settings;
   const settings = expectedQps === undefined ? rest : { ...rest, expectedQps };
   return {
     kind,

@@ -32,6 +32,7 @@ export class Deadline {
    * batch pays for a Promise.race and no timer: cheap enough to bound every predict, which a hung runtime needs.
    */
   race<T>(p: Promise<T>): Promise<T> {
+    p.catch(() => undefined);
     if (!this.guard) {
       const guard = new Promise<never>((_, reject) => {
         this.waiters.add(reject);
@@ -73,6 +74,8 @@ export class Deadline {
 
   /** Races a promise against the remaining time; the loser is abandoned, and the caller disposes the engine. */
   async run<T>(p: Promise<T>): Promise<T> {
+    // A call the deadline abandons may still reject later (a worker killed on abort): that is expected, not unhandled.
+    p.catch(() => undefined);
     this.check();
     let timer: NodeJS.Timeout | undefined;
     let reject: ((e: Error) => void) | undefined;

@@ -7,6 +7,8 @@ const now = process.hrtime.bigint;
  * ms-granular and fire late under load, which would show as issue delay that no queue caused.
  */
 const SPIN_BELOW_NS = 20e6;
+/** Below this gap, with nothing in flight, the executor holds the thread (nothing else needs it) until the arrival. */
+const HOLD_BELOW_NS = 200e3;
 
 /**
  * The harness's executor for engines that cannot run a schedule in their own process: issues each query when it is
@@ -40,6 +42,8 @@ export function executeSchedule(query: (batch: number) => Promise<unknown>, s: Q
         return;
       }
       while (next < n && inFlight < s.concurrency) {
+        // Idle and the next arrival moments away: hold the thread until it is due, as a timer or a yield would be late.
+        if (inFlight === 0) while (s.arrivalsNs[next]! > elapsed() && s.arrivalsNs[next]! - elapsed() < HOLD_BELOW_NS);
         if (s.arrivalsNs[next]! > elapsed()) break;
         const i = next++;
         inFlight++;

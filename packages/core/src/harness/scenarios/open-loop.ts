@@ -45,6 +45,8 @@ export interface OpenLoopResult {
   executor: 'runtime' | 'harness';
   verdicts: Verdict[];
   peak: PeakTry[];
+  /** The settings the sessions ran with (server: the rate the peak search found). */
+  settings: ScenarioSettings;
 }
 
 function runOf(s: QuerySchedule, t: ScheduleTimings, settings: ScenarioSettings, batchSize: number): ScenarioRun & { latenciesNs: number[]; delays: number[] } {
@@ -147,5 +149,6 @@ export async function runOpenLoop(plan: OpenLoopPlan): Promise<OpenLoopResult> {
     executor: plan.prepared.runSchedule ? 'runtime' : 'harness',
     verdicts,
     peak: peak?.tries ?? [],
+    settings,
   };
 }
