@@ -31,7 +31,7 @@ describe('pbh run, end to end on ONNX Runtime', () => {
     const r = await pbh(['run', config, '--db', db]);
     expect(r.stderr).not.toMatch(/Error:/);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/digits_cnn\s+onnxruntime\s+fp32\s+16\s+single_stream (VALID|INVALID)\s+ok/);
+    expect(r.stdout).toMatch(/digits_cnn\s+onnxruntime\s+fp32\s+16\s+single_stream (VALID|INVALID) \(MLPerf: INVALID\)\s+ok/);
     expect(existsSync(db)).toBe(true);
 
     const rows = await queryJson<{ batch_size: number; throughput_sps: number; p50_ms: number; top1: number; overhead_p50_ms: number }>(

@@ -6,6 +6,7 @@ import { summarize } from '../stats/summary.js';
 import type { SweepContext } from './context.js';
 import type { RawSeries, TimedBoundary } from './loop.js';
 import type { Measurement } from './measure.js';
+import type { Verdict } from './scenarios/validity.js';
 import type { CellPlan } from './plan.js';
 import { scenarioSettings } from './scenarios/settings.js';
 import { aggregateMetrics } from './tracker.js';
@@ -78,11 +79,16 @@ function layerRows(layers: LayerTiming[]): LayerRow[] {
   return timings.map((l) => ({ ...l, share: totalNs > 0 ? l.mean_ns / totalNs : 0 }));
 }
 
-/** The Profile's verdict: VALID only when every session was, each reason once with the sessions it held in. */
-function scenarioResult(m: Measurement): ScenarioResult {
+/** VALID only when every session was; each reason once, with the sessions it held in. */
+function pooledReasons(verdicts: Verdict[]): string[] {
   const bySession = new Map<string, number[]>();
-  m.verdicts.forEach((v, i) => v.reasons.forEach((r) => bySession.set(r, [...(bySession.get(r) ?? []), i + 1])));
-  const reasons = [...bySession].map(([r, sessions]) => `${sessions.length === m.verdicts.length ? 'every session' : `session ${sessions.join(', ')}`}: ${r}`);
+  verdicts.forEach((v, i) => v.reasons.forEach((r) => bySession.set(r, [...(bySession.get(r) ?? []), i + 1])));
+  return [...bySession].map(([r, sessions]) => `${sessions.length === verdicts.length ? 'every session' : `session ${sessions.join(', ')}`}: ${r}`);
+}
+
+function scenarioResult(m: Measurement): ScenarioResult {
+  const reasons = pooledReasons(m.verdicts);
+  const mlperfReasons = pooledReasons(m.mlperfVerdicts);
   const es = m.verdicts.map((v) => v.earlyStoppingMs).filter((v): v is number => v !== null);
   const { kind, rules, expectedQps, ...rest } = m.open?.settings ?? m.settings;
   const settings = expectedQps === undefined ? rest : { ...rest, expectedQps };
@@ -97,6 +103,7 @@ function scenarioResult(m: Measurement): ScenarioResult {
     early_stopping_ms: es.length === m.verdicts.length && es.length > 0 ? Math.max(...es) : null,
     issue_delay: m.open && m.open.issueDelayNs.length ? summarize(m.open.issueDelayNs) : null,
     peak_search: m.open?.peak ?? [],
+    mlperf: { validity: mlperfReasons.length ? 'INVALID' : 'VALID', reasons: mlperfReasons },
   };
 }
 

@@ -8,7 +8,7 @@ import { runLoop, type LoopResult } from './loop.js';
 import type { CellPlan } from './plan.js';
 import { residentQuery } from './resident.js';
 import { runOpenLoop, type OpenLoopResult } from './scenarios/open-loop.js';
-import { scenarioSettings, type ScenarioSettings } from './scenarios/settings.js';
+import { mlperfJudgement, scenarioSettings, type ScenarioSettings } from './scenarios/settings.js';
 import { judge, type Verdict } from './scenarios/validity.js';
 import { scoreAll, type AccuracyPass } from './score.js';
 import { PerformanceTracker } from './tracker.js';
@@ -21,6 +21,8 @@ export interface Measurement {
   open: OpenLoopResult | null;
   /** One verdict per session, by LoadGen's rules for the scenario. */
   verdicts: Verdict[];
+  /** The same sessions judged by MLPerf's minimums. */
+  mlperfVerdicts: Verdict[];
   accuracy: AccuracyPass;
   /** The engine's own timing loop on a resident input (no IPC), per iteration ns. */
   modelOnlyNs: number[] | null;
@@ -78,7 +80,7 @@ async function performance(ctx: SweepContext, plan: CellPlan, model: PreparedMod
       deadline,
       onSession,
     });
-    return { loop: null, open, verdicts: open.verdicts };
+    return { loop: null, open, verdicts: open.verdicts, mlperfVerdicts: open.mlperfVerdicts };
   }
   const loop = await runLoop({
     query,
@@ -94,7 +96,12 @@ async function performance(ctx: SweepContext, plan: CellPlan, model: PreparedMod
     deadline,
     onSession,
   });
-  return { loop, open: null, verdicts: streamVerdicts(settings, loop, plan.batchSize) };
+  return {
+    loop,
+    open: null,
+    verdicts: streamVerdicts(settings, loop, plan.batchSize),
+    mlperfVerdicts: streamVerdicts(mlperfJudgement(settings), loop, plan.batchSize),
+  };
 }
 
 /**
@@ -105,7 +112,7 @@ export async function measureCell(ctx: SweepContext, plan: CellPlan, model: Prep
   const exp = ctx.loaded.experiment;
   const settings = scenarioSettings(exp, plan.cell);
   ctx.onProgress?.({ kind: 'phase', phase: `measure (${settings.kind})` });
-  const { loop, open, verdicts } = await performance(ctx, plan, model, settings, deadline);
+  const { loop, open, verdicts, mlperfVerdicts } = await performance(ctx, plan, model, settings, deadline);
   ctx.onProgress?.({ kind: 'phase', phase: 'score' });
   const accuracy = await scoreAll(plan, model, references, deadline);
   let modelOnlyNs: number[] | null = null;
@@ -125,5 +132,5 @@ export async function measureCell(ctx: SweepContext, plan: CellPlan, model: Prep
     ctx.onProgress?.({ kind: 'phase', phase: 'layer profile' });
     layers = await deadline.run(model.layerProfile(plan.firstBatch, exp.layer_profile.iterations));
   }
-  return { settings, loop, open, verdicts, accuracy, modelOnlyNs, memory, layers };
+  return { settings, loop, open, verdicts, mlperfVerdicts, accuracy, modelOnlyNs, memory, layers };
 }

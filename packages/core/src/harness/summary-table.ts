@@ -27,7 +27,7 @@ export function formatSummary(profiles: Profile[]): string {
       p.engine.label ?? p.engine.name,
       p.engine.precision ? precisionCell(p.engine.precision) : '',
       String(p.workload.batch_size),
-      p.scenario ? `${p.scenario.kind} ${p.scenario.validity}` : '',
+      p.scenario ? `${p.scenario.kind} ${p.scenario.validity}${p.scenario.rules === 'pbh' && p.scenario.mlperf ? ` (MLPerf: ${p.scenario.mlperf.validity})` : ''}` : '',
       p.status,
       p.throughput ? p.throughput.mean.toFixed(1) : '',
       ms('p50'),

@@ -36,6 +36,9 @@ describe('scenarios on the fake engine', () => {
     expect(short.status, short.error ?? '').toBe('ok');
     expect(short.sessions.every((s) => s.batches === 100)).toBe(true);
     expect(short.scenario).toMatchObject({ kind: 'single_stream', validity: 'VALID', reported: { name: 'p90_latency_ms', value: 0.001 } });
+    // The same short run, judged by MLPerf's rules, says what it lacks.
+    expect(short.scenario?.mlperf?.validity).toBe('INVALID');
+    expect(short.scenario?.mlperf?.reasons.join('\n')).toMatch(/MLPerf's rules need at least 600 s \(min_duration_ms\)/);
     const mlperf = await run({ engineNs: 1000n }, { mlperf_rules: true, sessions: 1, scenario: { kind: 'single_stream', min_duration_ms: 0 } });
     expect(mlperf.scenario?.validity).toBe('VALID');
     expect(mlperf.scenario?.rules).toBe('mlperf');

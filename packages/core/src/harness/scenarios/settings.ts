@@ -38,6 +38,17 @@ const PBH = {
 
 const PERCENTILE: Record<ScenarioKind, number> = { single_stream: 0.9, multi_stream: 0.99, server: 0.99, offline: 0.9 };
 
+/** The same scenario judged by MLPerf's minimums, whatever the config lowered (the verdict a submission would get). */
+export function mlperfJudgement(s: ScenarioSettings): ScenarioSettings {
+  return {
+    ...s,
+    rules: 'mlperf',
+    minDurationMs: MLPERF.minDurationMs[s.kind],
+    minQueryCount: MLPERF.minQueryCount[s.kind],
+    minSampleCount: MLPERF.minSampleCount,
+  };
+}
+
 export function scenarioSettings(exp: Experiment, cell: Cell): ScenarioSettings {
   const config: ScenarioConfig = cell.engine.scenario ?? exp.scenario;
   const c = typeof config === 'string' ? { kind: config } : config;
