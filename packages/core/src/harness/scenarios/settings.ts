@@ -27,12 +27,13 @@ const MLPERF = {
 } as const;
 
 /**
- * Short enough for a demo on two cores (a stream session is a pass over the performance set, at least 64 queries:
- * early stopping's minimum at p90); Profiles say when these are INVALID by MLPerf's rules.
+ * Short enough for a demo on two cores: a stream session is one pass over the performance set (a slow model is not
+ * made to run 64 queries a session), so a short set is INVALID by early stopping and says so; Profiles also say when
+ * these runs are INVALID by MLPerf's rules.
  */
 const PBH = {
   minDurationMs: { single_stream: 0, multi_stream: 0, server: 1_000, offline: 0 },
-  minQueryCount: { single_stream: 64, multi_stream: 64, server: 256, offline: 1 },
+  minQueryCount: { single_stream: 1, multi_stream: 1, server: 256, offline: 1 },
   minSampleCount: 0,
 } as const;
 
