@@ -70,6 +70,7 @@ function served(profile: Profile): Profile {
             { target_qps: 500, validity: 'VALID', p99_ms: 3.1, reasons: [] },
             { target_qps: 1000, validity: 'INVALID', p99_ms: 7.9, reasons: [SERVER_REASONS[0]!] },
           ],
+          mlperf: { validity: 'INVALID', reasons: ["every session: ran 0.3 s; MLPerf's rules need at least 600 s (min_duration_ms)"] },
         }
       : null,
     latency: measured ? { query: stats } : {},
