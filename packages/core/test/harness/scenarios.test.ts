@@ -84,14 +84,16 @@ describe('scenarios on the fake engine', () => {
 /**
  * Truth test: one server with a fixed service time under Poisson arrivals is an M/D/1 queue, whose mean wait is
  * Wq = rho / (2 mu (1 - rho)). The issue delay PBH records (issued - scheduled) is that wait. Timing on a shared
- * machine jitters the service time, which lengthens waits (M/G/1), so `npm test` allows 25%; `npm run bench:queue`
- * runs it longer, on a quiet machine, against the 10% target.
+ * machine jitters the service time, which lengthens waits (M/G/1), so `npm test` checks rho 0.5 within 25%;
+ * `npm run bench:queue` runs rho 0.5 and 0.8 longer, on a quiet machine, against the 10% target.
  */
 const STRICT = process.env.PBH_QUEUE_TRUTH === 'strict';
 const TOLERANCE = STRICT ? 0.1 : 0.25;
 
 describe('server scenario against the M/D/1 queue', () => {
-  for (const [rho, queries] of [[0.5, STRICT ? 16000 : 8000], [0.8, STRICT ? 40000 : 20000]] as const) {
+  // rho 0.8 amplifies any service jitter (wait ~ 1/(1 - rho)): it runs in the quiet benchmark only.
+  const cases = STRICT ? ([[0.5, 16000], [0.8, 40000]] as const) : ([[0.5, 8000]] as const);
+  for (const [rho, queries] of cases) {
     it(`matches Wq within ${TOLERANCE * 100}% at rho = ${rho}`, async () => {
       const serviceMs = 0.5;
       const qps = rho / (serviceMs / 1000);
