@@ -84,16 +84,15 @@ describe('scenarios on the fake engine', () => {
 /**
  * Truth test: one server with a fixed service time under Poisson arrivals is an M/D/1 queue, whose mean wait is
  * Wq = rho / (2 mu (1 - rho)). The issue delay PBH records (issued - scheduled) is that wait. Timing on a shared
- * machine jitters the service time, which lengthens waits (M/G/1), so `npm test` checks rho 0.5 within 25%;
- * `npm run bench:queue` runs rho 0.5 and 0.8 longer, on a quiet machine, against the 10% target.
+ * machine jitters the service time, which lengthens waits (M/G/1).
  */
 const STRICT = process.env.PBH_QUEUE_TRUTH === 'strict';
-const TOLERANCE = STRICT ? 0.1 : 0.25;
+const TOLERANCE = 0.1;
 
-describe('server scenario against the M/D/1 queue', () => {
-  // rho 0.8 amplifies any service jitter (wait ~ 1/(1 - rho)): it runs in the quiet benchmark only.
-  const cases = STRICT ? ([[0.5, 16000], [0.8, 40000]] as const) : ([[0.5, 8000]] as const);
-  for (const [rho, queries] of cases) {
+// A timing target, so a benchmark (`npm run bench:queue`, on a quiet machine) and not part of `npm test`: any other
+// load on the machine starves the busy-wait server and lengthens the waits it measures.
+describe.runIf(STRICT)('server scenario against the M/D/1 queue', () => {
+  for (const [rho, queries] of [[0.5, 16000], [0.8, 40000]] as const) {
     it(`matches Wq within ${TOLERANCE * 100}% at rho = ${rho}`, async () => {
       const serviceMs = 0.5;
       const qps = rho / (serviceMs / 1000);
@@ -120,7 +119,7 @@ describe('server scenario against the M/D/1 queue', () => {
       const r = qps * (service / 1000);
       const theory = (r / (2 * (1000 / service) * (1 - r))) * 1000;
       const line = `rho ${rho}: Wq measured ${waitMs.toFixed(4)} ms, M/D/1 ${theory.toFixed(4)} ms (measured rho ${r.toFixed(3)}, ${queries} queries)`;
-      if (STRICT) process.stdout.write(`${line}\n`);
+      process.stdout.write(`${line}\n`);
       expect(Math.abs(waitMs / theory - 1), line).toBeLessThan(TOLERANCE);
     }, 180_000);
   }
