@@ -1,12 +1,14 @@
 """Generate PBH's bundled benchmark suite (models + datasets + manifest) into .cache/suite.
 
-    .venv/bin/python python/generate_suite.py [--out .cache/suite] [--force]
+    .venv/bin/python python/generate_suite.py [--out .cache/suite] [--force] [--base-only]
 
 Everything is derived from seed 0, scikit-learn's digits and wine data and the onnx package's light test models,
 so the suite is rebuilt rather than stored in git. A stamp file holds the sha256 of this script and
 python/suite/*.py; when it matches (and every manifest file is present) the run is a no-op.
 Concurrent runs serialise on <out>.lock; the suite is built in a temporary sibling folder and swapped in,
-so readers never see a half-written suite.
+so readers never see a half-written suite. `--base-only` leaves out the optional parts (the sparsity study's
+jax-trained families, ~75 s on 2 cores): the demo uses it; the stamp records which parts a suite holds, and a run
+that asks for more than the suite holds rebuilds it whole.
 
 Models (see python/suite/sparsity.py for the N:M definition the TypeScript detector shares):
   digits_cnn            numpy-trained CNN, input `input` [N,1,8,8] = pixel/16, output `logits` [N,10]
@@ -61,11 +63,17 @@ def source_sha256() -> str:
     return h.hexdigest()
 
 
-def up_to_date(out: str, stamp: str) -> bool:
-    """Stamp matches and every manifest file is present with its recorded size (hashing 140 MB each run is not worth it)."""
+def stamp_line(stamp: str, parts: frozenset[str]) -> str:
+    return ' '.join([stamp, *sorted(parts)])
+
+
+def up_to_date(out: str, stamp: str, parts: frozenset[str]) -> bool:
+    """Same sources, every asked-for part built, and every manifest file present with its recorded size (hashing
+    140 MB each run is not worth it)."""
     try:
         with open(os.path.join(out, STAMP)) as f:
-            if f.read().strip() != stamp:
+            built_stamp, *built_parts = f.read().split()
+            if built_stamp != stamp or not parts <= set(built_parts):
                 return False
         with open(os.path.join(out, MANIFEST)) as f:
             manifest = json.load(f)
@@ -97,21 +105,26 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--out', default=os.path.join(REPO_ROOT, '.cache', 'suite'), help='output folder (default: <repo>/.cache/suite)')
     ap.add_argument('--force', action='store_true', help='rebuild even when the stamp says the suite is current')
+    ap.add_argument('--base-only', action='store_true', help='leave out the optional parts (the sparsity study families)')
     args = ap.parse_args(argv)
+    # No __pycache__ next to the sources: .gitignore does not cover it and the tree is shared.
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, HERE)
+    from suite.parts import OPTIONAL_PARTS
+
+    parts = frozenset() if args.base_only else frozenset(OPTIONAL_PARTS)
     out = os.path.abspath(args.out)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     log = Log()
     stamp = source_sha256()
     with open(f'{out}.lock', 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not args.force and up_to_date(out, stamp):
+        if not args.force and up_to_date(out, stamp, parts):
             log(f'suite at {out} is up to date (generator sha256 {stamp[:12]}); nothing to do (--force rebuilds)')
             return 0
-        log(f'building suite into {out} (generator sha256 {stamp[:12]}{", forced" if args.force else ""})')
+        log(f'building suite into {out} (generator sha256 {stamp[:12]}, parts: base{"".join(", " + p for p in sorted(parts))}'
+            f'{", forced" if args.force else ""})')
         # Imported here so the up-to-date path above costs milliseconds, not numpy/sklearn/onnx import time.
-        # No __pycache__ next to the sources: .gitignore does not cover it and the tree is shared.
-        sys.dont_write_bytecode = True
-        sys.path.insert(0, HERE)
         from suite.build import build
 
         # Holding the lock means no other generator is writing: leftovers of a killed run are stale.
@@ -119,9 +132,9 @@ def main(argv: list[str]) -> int:
             shutil.rmtree(stale, ignore_errors=True)
         tmp = f'{out}.tmp-{os.getpid()}'
         try:
-            build(tmp, stamp, log)
+            build(tmp, stamp, log, parts)
             with open(os.path.join(tmp, STAMP), 'w') as f:
-                f.write(stamp + '\n')
+                f.write(stamp_line(stamp, parts) + '\n')
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

@@ -318,13 +318,14 @@ def build_datasets(b: SuiteBuilder, split: DigitsSplit, wine: WineSplit, vision_
     }
 
 
-def build(root: str, stamp: str, log: Log) -> None:
+def build(root: str, stamp: str, log: Log, parts: frozenset[str]) -> None:
     b = SuiteBuilder(root, log)
     split = digits_split(SEED)
     log(f'digits split: {len(split.train_labels)} train / {len(split.test_labels)} test')
     ov = OpenVinoChecker()
     build_digits_models(b, split, ov)
-    build_study_models(b, split, ov)
+    if 'study' in parts:
+        build_study_models(b, split, ov)
     wine = wine_split(SEED)
     log(f'wine split: {len(wine.train.labels)} train / {len(wine.test.labels)} test, {len(wine.feature_names)} features + {CATEGORY_FEATURE} '
         f'as a category of {CATEGORIES}')
@@ -336,6 +337,7 @@ def build(root: str, stamp: str, log: Log) -> None:
         'generator': {
             'script': 'python/generate_suite.py',
             'source_sha256': stamp,
+            'parts': sorted(parts),
             'seed': SEED,
             'versions': {'python': sys.version.split()[0], 'numpy': np.__version__, 'onnx': onnx.__version__,
                          'scikit-learn': sklearn.__version__, 'openvino': ov.version, 'jax': jax_version()},
