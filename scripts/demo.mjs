@@ -12,7 +12,9 @@ const started = Date.now();
 
 function step(title, cmd, args, { allowFail = false } = {}) {
   process.stdout.write(`\n== ${title}\n$ ${[cmd, ...args].join(' ')}\n`);
+  const t0 = Date.now();
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
+  process.stdout.write(`-- ${title}: ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
   if (r.status !== 0 && !allowFail) {
     process.stderr.write(`demo: "${title}" failed (exit ${r.status ?? r.signal}). Fix the error above and run npm run demo again.\n`);
     process.exit(r.status ?? 1);
