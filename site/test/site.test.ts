@@ -406,7 +406,7 @@ describe('pbh site build from a real pbh run', () => {
     }
   });
 
-  it('shows each row\'s scenario with its VALID/INVALID badge and every reason, the engine entry, and ranks within model and scenario', async () => {
+  it('shows each row\'s scenario with its VALID/INVALID badge and every reason, the engine entry, and ranks within model, batch, scenario, precision and hardware', async () => {
     await page.goto(url('index.html'));
     const rows = await page.locator('table#lb tbody tr').evaluateAll((trs: HTMLTableRowElement[]) =>
       trs.map((tr) => {
@@ -418,6 +418,7 @@ describe('pbh site build from a real pbh run', () => {
           entry: (tr.cells[2]?.dataset.v ?? tr.cells[2]?.textContent ?? '').trim(),
           engine: tr.cells[2]?.querySelector('small')?.textContent ?? null,
           scenario: (tr.cells[5]?.dataset.v ?? tr.cells[5]?.textContent ?? '').trim(),
+          group: [4, 6, 7].map((i) => (tr.cells[i]?.dataset.v ?? tr.cells[i]?.textContent ?? '').trim()).join(' '),
           verdict: badge?.textContent ?? null,
           reasons: badge?.getAttribute('title') ?? null,
           href: tr.querySelector('a[href^="profiles/"]')?.getAttribute('href') ?? '',
@@ -437,18 +438,18 @@ describe('pbh site build from a real pbh run', () => {
     expect(server[0]).toMatchObject({ ok: true, model: 'digits_cnn', engine: 'onnxruntime', scenario: 'server', verdict: 'INVALID', rank: '1' });
     expect(server[0]!.reasons).toMatch(/^INVALID \(p99_latency_ms [\d.,]+\)\n• /);
 
-    // Ranks count from 1 within each (model, scenario), as the leaderboard view ranks them.
+    // Ranks count from 1 within each (model, batch size, scenario, precision, hardware), as the leaderboard view ranks them.
     const store = await openStore(db, { readOnly: true });
     let viewRanks: Map<string, number>;
     try {
-      const view = await runQuery(store, 'SELECT profile_id, rank_in_model FROM leaderboard');
+      const view = await runQuery(store, 'SELECT profile_id, rank_in_group FROM leaderboard');
       viewRanks = new Map(view.rows.map(([id, rank]) => [String(id), Number(rank)]));
     } finally {
       await store.close();
     }
     const seen = new Map<string, number>();
     for (const row of rows.filter((r) => r.ok)) {
-      const key = `${row.model} ${row.scenario}`;
+      const key = `${row.model} ${row.scenario} ${row.group}`;
       seen.set(key, (seen.get(key) ?? 0) + 1);
       expect(Number(row.rank), row.href).toBe(seen.get(key));
       expect(Number(row.rank), row.href).toBe(viewRanks.get(linkedProfile(row.href).profile_id));

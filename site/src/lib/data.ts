@@ -7,8 +7,6 @@ export interface ProfileEntry extends PublishedProfile {
   slug: string;
   modelSlug: string;
   engineSlug: string;
-  /** CPU model and threads (and GPUs), what "hardware" means in filters and comparisons. */
-  hardware: string;
   /** Executed precision, with the request where the runtime did something else (labels.ts precisionText). */
   precisionLabel: string | null;
   /** (model, engine entry, precision, scenario, device, batch size, hardware): one line on the History page. */
@@ -33,12 +31,6 @@ export interface SiteData {
   runs: PublishedRun[];
   models: NamedGroup[];
   engines: NamedGroup[];
-}
-
-function hardwareLabel(p: PublishedProfile): string {
-  if (p.cpu_model === null) return 'unknown system';
-  const gpuText = p.gpus && p.gpus.length > 0 ? ` + ${p.gpus.map((g) => g.model).join(', ')}` : '';
-  return `${p.cpu_model} (${p.cpu_cores ?? '?'} threads)${gpuText}`;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -66,12 +58,11 @@ async function loadSiteData(): Promise<SiteData> {
   const published = await readSiteData(siteDbPath());
   const slugs = profileSlugs(published.profiles.map((p) => p.profile_id));
   const profiles: ProfileEntry[] = published.profiles.map((p) => {
-    const hardware = hardwareLabel(p);
     const precisionLabel = precisionText(p.precision, p.precision_requested);
     // Precision, the engine entry and the scenario are part of the cell: fp32 and bf16 of one engine, two labelled
     // entries of it with different options, or a server and a single-stream run are separate series, never one moving line.
     const seriesKey = [
-      p.model_name, p.engine_entry, precisionLabel ?? 'precision unknown', p.scenario, p.engine_device, `batch ${p.batch_size}`, hardware,
+      p.model_name, p.engine_entry, precisionLabel ?? 'precision unknown', p.scenario, p.engine_device, `batch ${p.batch_size}`, p.hardware,
     ].join(' · ');
     // A scorer that reads a non-first output names it (top1@probs); it is still top-1.
     const top1 = p.profile.scores.find((s) => s.metric === 'top1' || s.metric.startsWith('top1@'));
@@ -81,7 +72,6 @@ async function loadSiteData(): Promise<SiteData> {
       slug: slugs.get(p.profile_id) ?? slugFor(p.profile_id),
       modelSlug: slugFor(p.model_name),
       engineSlug: slugFor(p.engine_name),
-      hardware,
       precisionLabel,
       seriesKey,
       seriesSlug: slugFor(seriesKey),

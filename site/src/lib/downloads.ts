@@ -17,7 +17,7 @@ export interface DataFile {
 const PROFILE_COLUMNS = [
   'profile_id', 'created_at', 'run_id', 'status', 'error', 'model', 'engine', 'engine_entry', 'engine_version', 'device', 'precision',
   'precision_requested', 'batch_size', 'scenario', 'validity', 'validity_reasons', 'scenario_metric', 'scenario_value', 'hardware',
-  'dataset', 'rank_in_model', 'throughput_sps', 'throughput_std_sps', 'latency_boundary', 'p50_ms', 'p99_ms', 'engine_p50_ms',
+  'dataset', 'rank_in_group', 'throughput_sps', 'throughput_std_sps', 'latency_boundary', 'p50_ms', 'p99_ms', 'engine_p50_ms',
   'engine_p99_ms', 'predict_p50_ms', 'predict_p99_ms', 'transport_p50_ms', 'model_only_p50_ms', 'query_p50_ms', 'query_p99_ms',
   'accuracy', 'accuracy_metric', 'peak_rss_mb', 'peak_device_mb', 'achieved_flops', 'peak_fraction', 'command',
 ];
@@ -44,7 +44,7 @@ export function profileRecord(p: ProfileEntry): Record<string, unknown> {
     scenario_value: p.scenario_value,
     hardware: p.hardware,
     dataset: p.dataset_name,
-    rank_in_model: p.rank_in_model,
+    rank_in_group: p.rank_in_group,
     throughput_sps: p.throughput_mean,
     throughput_std_sps: p.throughput_std,
     latency_boundary: p.latency_boundary,

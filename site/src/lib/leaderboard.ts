@@ -5,7 +5,8 @@ import type { ProfileEntry } from './data.js';
 export const LEADERBOARD_PAGE_SIZE = 1000;
 
 /**
- * ok Profiles first, by model, scenario, then rank (ranks count within a model and scenario); the rest after them,
+ * ok Profiles first, by model, batch size, scenario, precision, hardware, then rank (ranks count within that group, as
+ * the leaderboard view's rank_in_group does); the rest after them,
  * unranked, by model, engine entry, newest first. Nothing is dropped.
  */
 export function leaderboardOrder(profiles: ProfileEntry[]): ProfileEntry[] {
@@ -16,8 +17,11 @@ export function leaderboardOrder(profiles: ProfileEntry[]): ProfileEntry[] {
     .sort(
       (a, b) =>
         a.model_name.localeCompare(b.model_name) ||
+        a.batch_size - b.batch_size ||
         scenarios.indexOf(a.scenario) - scenarios.indexOf(b.scenario) ||
-        (a.rank_in_model ?? 0) - (b.rank_in_model ?? 0),
+        (a.precision ?? '').localeCompare(b.precision ?? '') ||
+        a.hardware.localeCompare(b.hardware) ||
+        (a.rank_in_group ?? 0) - (b.rank_in_group ?? 0),
     );
   const notOk = profiles
     .filter((p) => p.status !== 'ok')

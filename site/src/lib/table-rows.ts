@@ -53,7 +53,7 @@ export function profileRowsHtml(rows: ProfileEntry[], root: string, mixedBoundar
     if (p.status === 'ok') {
       const memory = p.peak_device_mb ?? p.peak_rss_mb;
       out.push(
-        `<tr><td>${p.rank_in_model ?? ''}${head}<td>${fmtNum(p.throughput_mean)}<td>${latency(p.p50_ms, p)}<td>${latency(p.p99_ms, p)}` +
+        `<tr><td>${p.rank_in_group ?? ''}${head}<td>${fmtNum(p.throughput_mean)}<td>${latency(p.p50_ms, p)}<td>${latency(p.p99_ms, p)}` +
           `<td>${fmtPct(p.accuracy)}<td>${fmtNum(memory)}<td>${fmtPct(p.peak_fraction, 2)}${tail}`,
       );
     } else {

@@ -15,6 +15,10 @@ const headline = (stat: 'p50' | 'p99'): string =>
   `CASE WHEN l.profile_id IS NOT NULL THEN l.${stat}_ms WHEN p.headline_boundary = 'engine' THEN p.engine_${stat}_ms ` +
   `WHEN p.headline_boundary = 'query' THEN p.query_${stat}_ms ELSE p.predict_${stat}_ms END`;
 
+/** The leaderboard view's hardware expression (schema v3), for Profiles of every status. */
+const HARDWARE = `coalesce(s.cpu_model || ' (' || s.cpu_cores || ' threads)' ||
+  coalesce(' + ' || nullif(array_to_string(json_extract_string(s.gpus, '$[*].model'), ', '), ''), ''), 'unknown system')`;
+
 const PROFILE_SQL = `
 SELECT p.profile_id, p.run_id, r.name AS run_name, p.cell_key, p.created_at, p.status, p.error, p.model_name, p.model_sha256,
   p.model_family, p.engine_name, p.engine_label, coalesce(p.engine_label, p.engine_name) AS engine_entry, p.engine_version, p.engine_device, p.engine_compile_ms,
@@ -27,9 +31,9 @@ SELECT p.profile_id, p.run_id, r.name AS run_name, p.cell_key, p.created_at, p.s
   p.predict_p50_ms, p.predict_p99_ms, p.engine_p50_ms, p.engine_p99_ms, p.transport_p50_ms, p.end_to_end_p50_ms, p.model_only_p50_ms,
   p.query_p50_ms, p.query_p99_ms,
   p.peak_rss_mb, p.peak_device_mb, p.achieved_flops, p.peak_fraction, p.top1, p.top5, p.command, p.system_id,
-  s.cpu_model, s.cpu_cores, s.gpus::VARCHAR AS gpus, s.hostname,
+  s.cpu_model, s.cpu_cores, s.gpus::VARCHAR AS gpus, s.hostname, ${HARDWARE} AS hardware,
   m.sparsity_actual, m.sparsity_kind, m.parameters::DOUBLE AS parameters, m.flops_per_sample,
-  l.rank_in_model, p.profile_json::VARCHAR AS profile
+  l.rank_in_group, p.profile_json::VARCHAR AS profile
 FROM profiles p
 LEFT JOIN systems s ON s.system_id = p.system_id
 LEFT JOIN models m ON m.model_sha256 = p.model_sha256

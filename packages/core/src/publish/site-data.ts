@@ -7,9 +7,10 @@ import { BoundarySchema, ProfileSchema, ProfileStatusSchema, ScenarioResultSchem
  * contract, so the site never depends on the store's tables, which migrations are free to change.
  * Bump SITE_DATA_VERSION when a field is removed, renamed or changes meaning or type; a new field
  * is not a new version. Version 2: rank_in_model ranks within (model, scenario), and latency_boundary and
- * headline_boundary may be `query`.
+ * headline_boundary may be `query`. Version 3: rank_in_group (within model, batch size, scenario, executed precision
+ * and hardware) replaces rank_in_model; hardware names the machine as the leaderboard view does.
  */
-export const SITE_DATA_VERSION = 2;
+export const SITE_DATA_VERSION = 3;
 
 const count = z.number().int();
 const num = z.number().nullable();
@@ -107,13 +108,18 @@ export const PublishedProfileSchema = z.object({
   cpu_cores: count.nullable(),
   gpus: SystemInfoSchema.shape.gpus.nullable(),
   hostname: z.string().nullable(),
+  /** CPU model and logical cores, with the GPUs' models (the leaderboard view's hardware); 'unknown system' without a systems row. */
+  hardware: z.string(),
   /** From the models table: the first Profile stored for a model file describes it. */
   sparsity_actual: num,
   sparsity_kind: z.string().nullable(),
   parameters: num,
   flops_per_sample: num,
-  /** Throughput rank among the ok Profiles of the same model and scenario (the leaderboard view's rank_in_model); null unless ok. */
-  rank_in_model: count.nullable(),
+  /**
+   * Throughput rank among the ok Profiles of the same model, batch size, scenario, executed precision and hardware
+   * (the leaderboard view's rank_in_group); null unless ok.
+   */
+  rank_in_group: count.nullable(),
   /** Samples/s of each session, in session order. */
   session_throughputs: z.array(z.number()),
   profile: StoredProfileSchema,

@@ -357,6 +357,66 @@ JOIN ranked b
   AND b.batch_size = o.batch_size AND b.engine_device = o.engine_device AND b.scenario = o.scenario
 ORDER BY model, o.batch_size, device, o.run_id, speedup DESC, o.profile_id`;
 
+/**
+ * v3: the rank is within what a reader compares, model x batch size x scenario x executed precision x hardware
+ * (`rank_in_group`), so batch-1 rows read #1, #2 rather than #2, #4 among batch 32's. `hardware` is the CPU model
+ * and its logical cores, with the GPUs' models: the systems row without the software versions, which change per commit.
+ */
+const V3_HARDWARE = `coalesce(s.cpu_model || ' (' || s.cpu_cores || ' threads)' ||
+    coalesce(' + ' || nullif(array_to_string(json_extract_string(s.gpus, '$[*].model'), ', '), ''), ''), 'unknown system')`;
+
+const V3_LEADERBOARD = `CREATE VIEW leaderboard AS
+SELECT
+  p.model_name AS model,
+  row_number() OVER (
+    PARTITION BY p.model_name, p.batch_size, coalesce(p.scenario, 'single_stream'), p.precision_executed, ${V3_HARDWARE}
+    ORDER BY p.throughput_mean DESC NULLS LAST, p.profile_id
+  ) AS rank_in_group,
+  ${V3_HARDWARE} AS hardware,
+  p.engine_name AS engine,
+  coalesce(p.engine_label, p.engine_name) AS engine_entry,
+  p.engine_version,
+  p.engine_device AS device,
+  p.precision_executed AS precision,
+  p.precision_requested,
+  p.batch_size,
+  coalesce(p.scenario, 'single_stream') AS scenario,
+  p.validity,
+  p.scenario_metric,
+  p.scenario_value,
+  p.throughput_mean AS throughput_sps,
+  p.throughput_std AS throughput_std_sps,
+  CASE p.headline_boundary WHEN 'engine' THEN p.engine_p50_ms WHEN 'query' THEN p.query_p50_ms ELSE p.predict_p50_ms END AS p50_ms,
+  CASE p.headline_boundary WHEN 'engine' THEN p.engine_p99_ms WHEN 'query' THEN p.query_p99_ms ELSE p.predict_p99_ms END AS p99_ms,
+  coalesce(p.headline_boundary, 'predict') AS latency_boundary,
+  p.engine_p50_ms,
+  p.predict_p50_ms,
+  p.model_only_p50_ms,
+  p.transport_p50_ms,
+  p.predict_p50_ms - p.engine_p50_ms AS overhead_p50_ms,
+  p.top1,
+  p.top5,
+  p.peak_rss_mb,
+  p.peak_device_mb,
+  p.achieved_flops,
+  p.peak_fraction,
+  m.sparsity_kind,
+  m.sparsity_actual,
+  p.engine_compile_ms AS compile_ms,
+  p.measured_wall_s,
+  r.name AS run_name,
+  r.started_at AS run_started_at,
+  p.created_at,
+  p.status,
+  p.run_id,
+  p.profile_id
+FROM profiles p
+LEFT JOIN runs r ON r.run_id = p.run_id
+LEFT JOIN models m ON m.model_sha256 = p.model_sha256
+LEFT JOIN systems s ON s.system_id = p.system_id
+WHERE p.status = 'ok'
+ORDER BY model, batch_size, scenario, precision, hardware, rank_in_group`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -399,6 +459,11 @@ export const MIGRATIONS: readonly Migration[] = [
       V2_LEADERBOARD,
       V2_COMPARISONS,
     ],
+  },
+  {
+    version: 3,
+    description: 'leaderboard: rank_in_group within model, batch size, scenario, executed precision and hardware (was rank_in_model); a hardware column',
+    statements: ['DROP VIEW leaderboard', V3_LEADERBOARD],
   },
 ];
 

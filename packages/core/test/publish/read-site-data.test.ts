@@ -129,10 +129,10 @@ describe('readSiteData', () => {
     expect(fast.predict_p50_ms).toBeCloseTo(written[1]!.latency.predict!.p50 / 1e6, 9);
   });
 
-  it('ranks ok Profiles within their model and scenario as the leaderboard view does, and leaves the others unranked', async () => {
+  it('ranks ok Profiles within model, batch size, scenario, precision and hardware as the leaderboard view does, and leaves the others unranked', async () => {
     const file = join(dir, 'results.duckdb');
     await writeStore(file);
-    const ranks = Object.fromEntries((await readSiteData(file)).profiles.map((p) => [p.profile_id, p.rank_in_model]));
+    const ranks = Object.fromEntries((await readSiteData(file)).profiles.map((p) => [p.profile_id, p.rank_in_group]));
     // The server Profile is the fastest of its model, yet ranks in its own scenario: fast keeps first place in offline.
     expect(ranks).toEqual({ fast: 1, slow: 2, broken: null, other: 1, late: null, server: 1, 'server-late': null });
   });
@@ -162,10 +162,10 @@ describe('readSiteData', () => {
     // Every ok row carries exactly the leaderboard view's scenario, verdict and entry.
     const store = await openStore(file, { readOnly: true });
     try {
-      const view = await runQuery(store, 'SELECT profile_id, scenario, validity, scenario_metric, scenario_value, engine_entry, rank_in_model FROM leaderboard');
+      const view = await runQuery(store, 'SELECT profile_id, scenario, validity, scenario_metric, scenario_value, engine_entry, rank_in_group, hardware FROM leaderboard');
       expect(view.rows.map((r) => r[0]).sort()).toEqual(['fast', 'other', 'server', 'slow']);
-      for (const [id, scenario, validity, metric, value, entry, rank] of view.rows) {
-        expect(byId.get(String(id))).toMatchObject({ scenario, validity, scenario_metric: metric, scenario_value: value, engine_entry: entry, rank_in_model: rank });
+      for (const [id, scenario, validity, metric, value, entry, rank, hardware] of view.rows) {
+        expect(byId.get(String(id))).toMatchObject({ scenario, validity, scenario_metric: metric, scenario_value: value, engine_entry: entry, rank_in_group: rank, hardware });
       }
     } finally {
       await store.close();

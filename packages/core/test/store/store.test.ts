@@ -195,15 +195,19 @@ describe('ProfileStore', () => {
     const board = await store.withConnection(async (connection) =>
       (
         await connection.runAndReadAll(
-          'SELECT profile_id, rank_in_model, status, throughput_sps, p50_ms, top1, peak_rss_mb FROM leaderboard',
+          'SELECT profile_id, rank_in_group, batch_size, hardware, status, throughput_sps, p50_ms, top1, peak_rss_mb FROM leaderboard',
         )
       ).getRowObjectsJS(),
     );
-    // samples/s = batch size / end_to_end time: ov b32 = 32/420us beats ov b8 = 8/120us.
-    expect(board.map((row) => row.profile_id)).toEqual(['ov-b32', 'ov', 'tvm-b32', 'ort']);
-    expect(board.map((row) => row.rank_in_model)).toEqual([1n, 2n, 3n, 4n]);
-    const throughputs = board.map((row) => Number(row.throughput_sps));
-    expect(throughputs).toEqual([...throughputs].sort((a, b) => b - a));
+    // Ranked within model x batch size x scenario x precision x hardware: each batch size counts from 1, best first.
+    expect(board.map((row) => row.profile_id)).toEqual(['ov', 'ort', 'ov-b32', 'tvm-b32']);
+    expect(board.map((row) => row.rank_in_group)).toEqual([1n, 2n, 1n, 2n]);
+    for (const batch of new Set(board.map((row) => row.batch_size))) {
+      const throughputs = board.filter((row) => row.batch_size === batch).map((row) => Number(row.throughput_sps));
+      expect(throughputs).toEqual([...throughputs].sort((a, b) => b - a));
+    }
+    const system = makeProfile({ profileId: 'x', runId: 'run-1', batchesPerSession: 1 }).system;
+    expect(new Set(board.map((row) => row.hardware))).toEqual(new Set([`${system.cpu_model} (${system.cpu_cores} threads) + ${system.gpus.map((g) => g.model).join(', ')}`]));
     expect(new Set(board.map((row) => row.status))).toEqual(new Set(['ok']));
     expect(board[0]?.top1).toBe(0.9712);
 
