@@ -16,3 +16,8 @@ export function tCritical95(df: number): number {
 export function studentTTwoSidedP(t: number, df: number): number {
   return Math.min(1, 2 * tCdf(-Math.abs(t), df));
 }
+
+/** The p-quantile of t(df): what the History page's power statement solves for; NaN below one degree of freedom. */
+export function studentTQuantile(p: number, df: number): number {
+  return df < 1 ? NaN : tQuantile(p, df);
+}
