@@ -95,6 +95,22 @@ describe('frame encoding and decoding', () => {
     expect(chunks.map((c) => c.toString())).toEqual(['{"id":12,"cmd":"run","index":3}\n']);
   });
 
+  it("reads the worker's run reply on its fast path as the general path reads it, and any other spelling on the general path", () => {
+    const line = '{"id":42,"ok":true,"engine_ns":123456789012,"rss_peak_bytes":987654321}\n';
+    const [fast] = decodeInChunks(Buffer.from(line), (i) => (i === 0 ? 7 : 100));
+    expect(fast!.header).toEqual({ ...JSON.parse(line), tensors: [] });
+    expect(fast!.tensors).toEqual([]);
+    // Another field order, an extra field, an error reply and non-digits are not the fast path's and still decode.
+    const others = [
+      '{"ok":true,"id":42,"engine_ns":5,"rss_peak_bytes":9}',
+      '{"id":42,"ok":true,"engine_ns":5,"rss_peak_bytes":9,"note":"x"}',
+      '{"id":42,"ok":false,"kind":"bad_request","error":"no","fatal":false}',
+    ];
+    const frames = decodeInChunks(Buffer.from(others.map((o) => `${o}\n`).join('')), () => 1 << 16);
+    expect(frames.map((f) => f.header)).toEqual(others.map((o) => ({ ...JSON.parse(o), tensors: [] })));
+    expect(() => new FrameDecoder().push(Buffer.from('{"id":4x,"ok":true,"engine_ns":5,"rss_peak_bytes":9}\n'))).toThrow(FrameError);
+  });
+
   it('refuses a tensor whose typed array or element count does not match', () => {
     expect(() => encodeFrame({}, [{ name: 'x', dtype: 'int64', dims: [2], data: new Int32Array(2) }])).toThrow(/int64 must be carried in a BigInt64Array, got Int32Array/);
     expect(() => encodeFrame({}, [{ name: 'x', dtype: 'float32', dims: [2, 3], data: new Float32Array(5) }])).toThrow(/\[2, 3\] hold 6 elements, data has 5/);
