@@ -9,13 +9,16 @@ import { doctorCommand } from './commands/doctor.js';
 import { enginesCommand } from './commands/engines.js';
 import { exportCommand } from './commands/export.js';
 import { inspectCommand } from './commands/inspect.js';
+import { mergeCommand } from './commands/merge.js';
 import { pruneCommand } from './commands/prune.js';
 import { queryCommand } from './commands/query.js';
 import { runCommand } from './commands/run.js';
 import { schemaCommand } from './commands/schema.js';
 import { siteCommand } from './commands/site.js';
+import { sweepCommand } from './commands/sweep.js';
+import { SweepFileError } from '../cluster/sweep-file.js';
 
-const COMMANDS: Command[] = [runCommand, enginesCommand, inspectCommand, pruneCommand, queryCommand, exportCommand, schemaCommand, doctorCommand, siteCommand];
+const COMMANDS: Command[] = [runCommand, enginesCommand, inspectCommand, pruneCommand, queryCommand, exportCommand, schemaCommand, doctorCommand, siteCommand, sweepCommand, mergeCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -57,7 +60,7 @@ function exitCodeOf(error: unknown): number {
   if (error instanceof StoreLockedError || error instanceof StoreNotFoundError || error instanceof StoreUnreadableError || error instanceof StoreSchemaError) {
     return EXIT.store;
   }
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof PluginLoadError || error instanceof QueryError) return EXIT.usage;
+  if (error instanceof UsageError || error instanceof SweepFileError || error instanceof ConfigError || error instanceof PluginLoadError || error instanceof QueryError) return EXIT.usage;
   return EXIT.partial;
 }
 
