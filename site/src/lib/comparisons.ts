@@ -67,29 +67,6 @@ export function speedupMatrices(current: ProfileEntry[]): SpeedupMatrix[] {
   });
 }
 
-export interface Curve {
-  name: string;
-  points: { x: number; y: number; profile: ProfileEntry }[];
-}
-
-/** Series of current Profiles: one curve per `curveKey`, points (x, y) sorted by x, missing values dropped. */
-export function curves(
-  profiles: ProfileEntry[],
-  curveKey: (p: ProfileEntry) => string,
-  x: (p: ProfileEntry) => number | null,
-  y: (p: ProfileEntry) => number | null,
-): Curve[] {
-  const out: Curve[] = [];
-  for (const [name, members] of groupBy(profiles, curveKey)) {
-    const points = members
-      .map((p) => ({ x: x(p), y: y(p), profile: p }))
-      .filter((pt): pt is { x: number; y: number; profile: ProfileEntry } => pt.x !== null && pt.y !== null && Number.isFinite(pt.x) && Number.isFinite(pt.y))
-      .sort((a, b) => a.x - b.x);
-    if (points.length > 0) out.push({ name, points });
-  }
-  return out;
-}
-
 /** Groups where the comparison means something: same dataset, scenario, device and hardware across models. */
 export function byDataset(current: ProfileEntry[]): Map<string, ProfileEntry[]> {
   return groupBy(current, (p) => `${p.dataset_name} · ${p.scenario} · ${p.engine_device} · ${p.hardware}`);

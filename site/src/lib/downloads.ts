@@ -93,7 +93,7 @@ function groupSummary(groups: SiteData['models']): DataTable {
 
 function historyTable(series: HistorySeries[]): DataTable {
   return {
-    columns: ['series', 'model', 'engine', 'engine_entry', 'precision', 'scenario', 'device', 'batch_size', 'hardware', 'created_at', 'profile_id', 'run_id', 'throughput_sps', 'throughput_std_sps', 'sessions', 'change', 'welch_t', 'welch_df', 'welch_p', 'flagged'],
+    columns: ['series', 'model', 'engine', 'engine_entry', 'precision', 'scenario', 'device', 'batch_size', 'hardware', 'created_at', 'profile_id', 'run_id', 'status', 'throughput_sps', 'throughput_std_sps', 'sessions', 'change', 'welch_t', 'welch_df', 'welch_p', 'detectable_change', 'status_change', 'flagged'],
     rows: series.flatMap((s) =>
       s.points.map((pt) => ({
         series: s.key,
@@ -108,6 +108,7 @@ function historyTable(series: HistorySeries[]): DataTable {
         created_at: pt.profile.created_at,
         profile_id: pt.profile.profile_id,
         run_id: pt.profile.run_id,
+        status: pt.profile.status,
         throughput_sps: pt.mean,
         throughput_std_sps: pt.std,
         sessions: pt.sessions.length,
@@ -115,6 +116,8 @@ function historyTable(series: HistorySeries[]): DataTable {
         welch_t: pt.change?.t ?? null,
         welch_df: pt.change?.df ?? null,
         welch_p: pt.change?.p ?? null,
+        detectable_change: pt.change?.detectable?.threshold ?? null,
+        status_change: pt.change?.status ? `${pt.change.status.from} -> ${pt.change.status.to}` : null,
         flagged: pt.change?.flagged ?? false,
       })),
     ),

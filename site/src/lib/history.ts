@@ -1,5 +1,5 @@
 import type { ProfileEntry } from './data.js';
-import { welchTTest } from './welch.js';
+import { detectableChange, welchTTest, type Detectable } from './welch.js';
 
 /** A change is flagged when Welch's t-test gives p below this AND the relative change exceeds CHANGE_MIN. */
 export const CHANGE_P = 0.01;
@@ -7,18 +7,26 @@ export const CHANGE_MIN = 0.02;
 
 export interface HistoryPoint {
   profile: ProfileEntry;
-  mean: number;
+  /** Throughput of an ok Profile; null for a failed, timed-out, skipped or invalid-output one. */
+  mean: number | null;
   std: number | null;
   sessions: number[];
   /** Against the previous point of the same series; null for the first point. */
   change: null | {
-    relative: number;
+    /** ok → failed (or back): always a flagged change, whatever the throughput did. */
+    status: { from: ProfileEntry['status']; to: ProfileEntry['status'] } | null;
+    relative: number | null;
     t: number | null;
     df: number | null;
     p: number | null;
+    /** What the test could see between these two points: the relative change it flags at p < CHANGE_P. */
+    detectable: Detectable | null;
     flagged: boolean;
   };
 }
+
+/** How a series reads: nothing to compare yet, compared with no change, or compared with flagged changes. */
+export type HistoryVerdict = 'one point' | 'no change' | 'changed';
 
 export interface HistorySeries {
   key: string;
@@ -33,41 +41,83 @@ export interface HistorySeries {
   hardware: string;
   points: HistoryPoint[];
   flagged: number;
+  statusChanges: number;
+  verdict: HistoryVerdict;
+  /** With one point: the change the next run (same sessions, same spread) would have to show to be flagged. */
+  nextDetectable: Detectable | null;
 }
 
 function comparePoint(previous: HistoryPoint, current: HistoryPoint): HistoryPoint['change'] {
+  const was = previous.profile.status;
+  const now = current.profile.status;
+  const status = (was === 'ok') !== (now === 'ok') ? { from: was, to: now } : null;
+  if (previous.mean === null || current.mean === null) {
+    return { status, relative: null, t: null, df: null, p: null, detectable: null, flagged: status !== null };
+  }
   const relative = previous.mean === 0 ? 0 : (current.mean - previous.mean) / previous.mean;
   const test = welchTTest(previous.sessions, current.sessions);
   return {
+    status,
     relative,
     t: test?.t ?? null,
     df: test?.df ?? null,
     p: test?.p ?? null,
-    flagged: test !== null && test.p < CHANGE_P && Math.abs(relative) > CHANGE_MIN,
+    detectable: detectableChange(previous.sessions, current.sessions, CHANGE_P),
+    flagged: status !== null || (test !== null && test.p < CHANGE_P && Math.abs(relative) > CHANGE_MIN),
   };
 }
 
-/** Every History series (data.ts seriesKey) over time: ok Profiles, oldest first, each tested against the one before. */
-export function buildHistory(profiles: ProfileEntry[]): HistorySeries[] {
+const baseKey = (p: ProfileEntry): string =>
+  [p.model_name, p.engine_entry, p.scenario, p.engine_device, p.batch_size, p.hardware].join('\u0000');
+
+/**
+ * Which series each Profile belongs to. A Profile that never ran has no executed precision, so its own series key says
+ * "precision unknown": it joins the one series of its cell that did run, when there is exactly one, so ok → failed
+ * shows as a change of that series instead of a separate series of failures.
+ */
+function assignSeries(profiles: ProfileEntry[]): Map<string, ProfileEntry[]> {
   const series = new Map<string, ProfileEntry[]>();
+  const byBase = new Map<string, Set<string>>();
   for (const p of profiles) {
-    if (p.status !== 'ok' || p.throughput_mean === null) continue;
-    series.set(p.seriesKey, [...(series.get(p.seriesKey) ?? []), p]);
+    if (p.precisionLabel === null) continue;
+    byBase.set(baseKey(p), (byBase.get(baseKey(p)) ?? new Set()).add(p.seriesKey));
   }
-  return [...series.values()]
-    .map((members) => {
+  for (const p of profiles) {
+    const candidates = byBase.get(baseKey(p));
+    const key = p.precisionLabel === null && candidates?.size === 1 ? [...candidates][0]! : p.seriesKey;
+    series.set(key, [...(series.get(key) ?? []), p]);
+  }
+  return series;
+}
+
+function verdictOf(points: HistoryPoint[]): HistoryVerdict {
+  if (points.length < 2) return 'one point';
+  return points.some((pt) => pt.change?.flagged) ? 'changed' : 'no change';
+}
+
+/** Every History series over time, every status included, oldest first, each point tested against the one before. */
+export function buildHistory(profiles: ProfileEntry[]): HistorySeries[] {
+  return [...assignSeries(profiles).entries()]
+    .map(([key, members]) => {
       const sorted = [...members].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.profile_id.localeCompare(b.profile_id));
       const points: HistoryPoint[] = [];
       for (const profile of sorted) {
-        const sessions = profile.session_throughputs;
-        const point: HistoryPoint = { profile, mean: profile.throughput_mean ?? 0, std: profile.throughput_std, sessions, change: null };
+        const ok = profile.status === 'ok' && profile.throughput_mean !== null;
+        const point: HistoryPoint = {
+          profile,
+          mean: ok ? profile.throughput_mean : null,
+          std: ok ? profile.throughput_std : null,
+          sessions: ok ? profile.session_throughputs : [],
+          change: null,
+        };
         const previous = points[points.length - 1];
         if (previous) point.change = comparePoint(previous, point);
         points.push(point);
       }
-      const first = sorted[0]!;
+      const first = sorted.find((p) => p.seriesKey === key) ?? sorted[0]!;
+      const last = points[points.length - 1]!;
       return {
-        key: first.seriesKey,
+        key,
         slug: first.seriesSlug,
         model: first.model_name,
         engine: first.engine_name,
@@ -78,6 +128,9 @@ export function buildHistory(profiles: ProfileEntry[]): HistorySeries[] {
         hardware: first.hardware,
         points,
         flagged: points.filter((p) => p.change?.flagged).length,
+        statusChanges: points.filter((p) => p.change?.status).length,
+        verdict: verdictOf(points),
+        nextDetectable: points.length === 1 ? detectableChange(last.sessions, last.sessions, CHANGE_P) : null,
       };
     })
     .sort((a, b) => a.model.localeCompare(b.model) || a.entry.localeCompare(b.entry) || a.batchSize - b.batchSize || a.key.localeCompare(b.key));

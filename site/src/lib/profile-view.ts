@@ -1,7 +1,7 @@
 import type { Boundary, SampleColumns, ScenarioResult, StoredProfile } from '@pbh/core';
-import { barChart } from '../charts/bar-chart.js';
-import { colorAt } from '../charts/svg.js';
-import { xyChart } from '../charts/xy-chart.js';
+import * as Plot from '@observablehq/plot';
+import { barChart } from '../charts/bar.js';
+import { renderChart } from '../charts/render.js';
 import { fmtFlops, fmtNum, fmtPct } from './format.js';
 
 /**
@@ -63,62 +63,69 @@ export function lastBatchText(lastBatch: StoredProfile['workload']['last_batch']
 /** Most points an ECDF line keeps: quantiles beyond this add bytes, not information. */
 const ECDF_POINTS = 160;
 
-function ecdfPoints(sortedMs: number[]): { x: number; y: number }[] {
+function ecdfPoints(sortedMs: number[], boundary: string): { x: number; y: number; boundary: string }[] {
   const n = sortedMs.length;
-  if (n <= ECDF_POINTS) return sortedMs.map((x, i) => ({ x, y: (i + 1) / n }));
-  const points: { x: number; y: number }[] = [];
+  if (n <= ECDF_POINTS) return sortedMs.map((x, i) => ({ x, y: (i + 1) / n, boundary }));
+  const points: { x: number; y: number; boundary: string }[] = [];
   for (let k = 1; k <= ECDF_POINTS; k++) {
     const i = Math.min(n - 1, Math.ceil((k / ECDF_POINTS) * n) - 1);
-    points.push({ x: sortedMs[i]!, y: (i + 1) / n });
+    points.push({ x: sortedMs[i]!, y: (i + 1) / n, boundary });
   }
   return points;
 }
 
-export function latencyEcdf(samples: SampleColumns, id: string): { svg: string; legend: { name: string; color: string }[] } | null {
+/** Boundary colours: fixed by BOUNDARIES' order, so a boundary keeps its colour on every Profile page. */
+const BOUNDARY_COLORS = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#a463f2', '#9c6b4e'];
+
+export function latencyEcdf(samples: SampleColumns, id: string): { svg: string } | null {
   if (samples.ns.length === 0) return null;
   const byBoundary = new Map<Boundary, number[]>();
   samples.boundary.forEach((b, i) => byBoundary.set(b, [...(byBoundary.get(b) ?? []), samples.ns[i]! / 1e6]));
-  const series = BOUNDARIES.filter((b) => byBoundary.has(b.key)).map((b) => {
-    const sorted = [...(byBoundary.get(b.key) ?? [])].sort((x, y) => x - y);
-    return { name: `${b.label} (n=${sorted.length})`, points: ecdfPoints(sorted), mark: 'step' as const, color: colorAt(BOUNDARIES.indexOf(b)) };
-  });
-  const all = series.flatMap((s) => s.points.map((p) => p.x));
+  const present = BOUNDARIES.filter((b) => byBoundary.has(b.key));
+  const names = present.map((b) => `${b.label} (n=${byBoundary.get(b.key)?.length ?? 0})`);
+  const rows = present.flatMap((b, i) => ecdfPoints([...(byBoundary.get(b.key) ?? [])].sort((x, y) => x - y), names[i]!));
+  const all = rows.map((p) => p.x);
   const log = Math.max(...all) / Math.max(1e-9, Math.min(...all)) > 30;
-  const svg = xyChart({
+  const svg = renderChart({
     id,
     title: 'Latency distribution per batch (ECDF)',
+    rows: rows.length,
     description:
-      `Empirical cumulative distribution of per-batch latency for ${series.map((s) => s.name).join(', ')}. ` +
+      `Empirical cumulative distribution of per-batch latency for ${names.join(', ')}. ` +
       `For each latency on the x axis, the y value is the fraction of batches that took at most that long.`,
-    x: { label: `Latency per batch (ms${log ? ', log scale' : ''})`, log },
-    y: { label: 'Fraction of batches', min: 0, max: 1, percent: true },
-    series,
+    plot: {
+      x: { label: `Latency per batch (ms${log ? ', log scale' : ''}) →`, type: log ? 'log' : 'linear' },
+      y: { label: '↑ Fraction of batches (%)', percent: true, grid: true },
+      color: { domain: names, range: present.map((b) => BOUNDARY_COLORS[BOUNDARIES.indexOf(b) % BOUNDARY_COLORS.length]!), legend: true, label: 'Boundary' },
+      marks: [Plot.line(rows, { x: 'x', y: 'y', stroke: 'boundary', curve: 'step-after', strokeWidth: 1.6 })],
+    },
   });
-  return { svg, legend: series.map((s) => ({ name: s.name, color: s.color })) };
+  return { svg };
 }
 
-export function sessionChart(profile: StoredProfile, id: string): { svg: string; legend: { name: string; color: string }[] } | null {
+export function sessionChart(profile: StoredProfile, id: string): { svg: string } | null {
   if (profile.sessions.length === 0) return null;
   const mean = profile.throughput?.mean ?? null;
-  const points = profile.sessions.map((s) => ({ x: s.index + 1, y: s.throughput_sps, note: `${s.batches} batches` }));
-  const svg = xyChart({
+  const rows = profile.sessions.map((s) => ({ session: s.index + 1, sps: s.throughput_sps, tip: `session ${s.index + 1}: ${fmtNum(s.throughput_sps)} samples/s (${s.batches} batches)` }));
+  const svg = renderChart({
     id,
     title: 'Throughput per session',
+    rows: rows.length,
     description:
-      `Throughput of each of the ${points.length} measured sessions: ${points.map((p) => `session ${p.x}: ${fmtNum(p.y)} samples/s`).join('; ')}.` +
-      (mean !== null ? ` Mean ${fmtNum(mean)} samples/s.` : ''),
-    x: { label: 'Session', ticks: points.map((p) => p.x), min: 0.5, max: points.length + 0.5 },
-    y: { label: 'Throughput (samples/s)', zero: true },
-    series: [
-      { name: 'session throughput', points, mark: 'linedots', color: colorAt(0) },
-      ...(mean !== null ? [{ name: 'mean over sessions', points: points.map((p) => ({ x: p.x, y: mean })), mark: 'line' as const, color: '#9498a0' }] : []),
-    ],
-    height: 240,
+      `Throughput of each of the ${rows.length} measured sessions: ${rows.map((r) => r.tip).join('; ')}.` +
+      (mean !== null ? ` Mean ${fmtNum(mean)} samples/s (grey rule).` : ''),
+    plot: {
+      height: 240,
+      x: { label: 'Session →', ticks: rows.map((r) => r.session), tickFormat: (v: number) => String(v), domain: [0.5, rows.length + 0.5] },
+      y: { label: '↑ Throughput (samples/s)', zero: true, grid: true },
+      marks: [
+        ...(mean !== null ? [Plot.ruleY([mean], { stroke: '#9498a0', strokeDasharray: '4,3' })] : []),
+        Plot.line(rows, { x: 'session', y: 'sps', stroke: '#4269d0' }),
+        Plot.dot(rows, { x: 'session', y: 'sps', fill: '#4269d0', r: 4, title: 'tip' }),
+      ],
+    },
   });
-  return {
-    svg,
-    legend: [{ name: 'session throughput', color: colorAt(0) }, ...(mean !== null ? [{ name: 'mean over sessions', color: '#9498a0' }] : [])],
-  };
+  return { svg };
 }
 
 export const TOP_LAYERS = 12;
@@ -153,10 +160,9 @@ export function flopsChart(profile: StoredProfile, id: string): string | null {
     title: 'Achieved vs peak FLOP/s',
     description: `The model ran at ${fmtFlops(achieved)}, ${fmtPct(profile.peak_fraction, 2)} of the hardware's theoretical peak of ${fmtFlops(peak)}.`,
     bars: [
-      { label: 'achieved', value: achieved / 1e9, text: fmtFlops(achieved), color: colorAt(0) },
-      { label: 'theoretical peak', value: peak / 1e9, text: fmtFlops(peak), color: colorAt(9) },
+      { label: 'achieved', value: achieved / 1e9, text: fmtFlops(achieved), color: '#4269d0' },
+      { label: 'theoretical peak', value: peak / 1e9, text: fmtFlops(peak), color: '#9498a0' },
     ],
     x: { label: 'GFLOP/s' },
-    labelWidth: 120,
   });
 }

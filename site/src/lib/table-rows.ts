@@ -1,4 +1,4 @@
-import { escapeXml } from '../charts/svg.js';
+import { escapeXml } from './escape.js';
 import { STATUS_TEXT, type ProfileEntry } from './data.js';
 import { DASH, fmtDay, fmtNum, fmtPct } from './format.js';
 import { verdictText } from './labels.js';

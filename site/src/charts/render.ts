@@ -1,0 +1,51 @@
+import * as Plot from '@observablehq/plot';
+import { parseHTML } from 'linkedom';
+
+/**
+ * Every chart on the site is an Observable Plot figure rendered to static markup at build time, with linkedom as the
+ * document (Plot only needs createElement/createElementNS and attribute setters; no browser runs at build time).
+ * Text set through Plot reaches the markup through the DOM serialiser, so database strings are escaped there.
+ */
+const { document } = parseHTML('<!doctype html><html><head></head><body></body></html>');
+
+export interface ChartSpec {
+  /** Unique within the page: names the SVG's title and description for screen readers. */
+  id: string;
+  title: string;
+  /** The text alternative: what the chart shows, with its numbers, in words. */
+  description: string;
+  /** How many data rows the chart draws as dots (or bars): the browser tests compare it with the marks drawn. */
+  rows: number;
+  plot: Plot.PlotOptions;
+}
+
+const DEFAULT_STYLE = { fontSize: '11px', background: '#fff', overflow: 'visible' };
+
+/** Plot's figure (legends and the SVG) or bare SVG as an HTML string, with role="img", a title and a description. */
+export function renderChart(spec: ChartSpec): string {
+  const node = Plot.plot({
+    width: 640,
+    height: 300,
+    style: DEFAULT_STYLE,
+    ...spec.plot,
+    // linkedom's Document implements the part of the DOM Plot calls; its type is not lib.dom's.
+    document: document as unknown as Document,
+  });
+  const svg = node.tagName.toLowerCase() === 'svg' ? node : node.querySelector(':scope > svg');
+  if (!svg) throw new Error(`Chart ${spec.id}: Observable Plot returned no SVG.`);
+  const safeId = spec.id.replace(/[^A-Za-z0-9_-]/g, '_');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-labelledby', `${safeId}-t ${safeId}-d`);
+  svg.setAttribute('class', `${svg.getAttribute('class') ?? ''} chart-svg`.trim());
+  const title = document.createElementNS('http://www.w3.org/2000/svg', 'title');
+  title.setAttribute('id', `${safeId}-t`);
+  title.textContent = spec.title;
+  const desc = document.createElementNS('http://www.w3.org/2000/svg', 'desc');
+  desc.setAttribute('id', `${safeId}-d`);
+  desc.textContent = spec.description;
+  svg.insertBefore(desc, svg.firstChild);
+  svg.insertBefore(title, desc);
+  node.setAttribute('data-chart', safeId);
+  node.setAttribute('data-rows', String(spec.rows));
+  return node.outerHTML;
+}
