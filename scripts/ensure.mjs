@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Installs what `npm test` or `npm run demo` needs on a fresh clone, then builds: npm packages, the project venv,
-// and (for tests) Chromium for the site's browser tests. Plain Node with no dependencies: it runs before any install.
+// and (for tests) Chromium for the site's browser tests and Slurm with munge for the sweep test. Plain Node with no
+// dependencies: it runs before any install.
 // Usage: node scripts/ensure.mjs test|demo
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -42,6 +43,19 @@ if (purpose === 'test' && !existsSync(CHROMIUM)) {
     process.exit(1);
   }
   run('Chromium for the site tests (apt)', 'sh', ['-c', 'apt-get update -qq && apt-get install -y -qq chromium >/dev/null']);
+}
+
+// test/slurm-sweep.test.ts runs pbh sweep against a real one-node Slurm cluster (scripts/slurm/cluster.sh).
+const SLURM_COMMANDS = ['munged', 'mungekey', 'slurmctld', 'slurmd', 'sbatch', 'squeue', 'scancel'];
+if (purpose === 'test' && !SLURM_COMMANDS.every(has)) {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0 || !has('apt-get')) {
+    process.stderr.write(
+      `test: the Slurm sweep test starts a one-node cluster with Debian's slurm-wlm and munge, and this user cannot install them.\n` +
+        `Run once: sudo apt-get update && sudo apt-get install -y slurm-wlm munge   (Debian/Ubuntu), then npm test again (as root: slurmd starts jobs).\n`,
+    );
+    process.exit(1);
+  }
+  run('Slurm and munge for the sweep tests (apt)', 'sh', ['-c', 'apt-get update -qq && apt-get install -y -qq slurm-wlm munge >/dev/null']);
 }
 
 run('build', path.join(root, 'node_modules', '.bin', 'nx'), ['run-many', '-t', 'build', '--output-style=static']);
