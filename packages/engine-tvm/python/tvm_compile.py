@@ -49,7 +49,12 @@ class RequestError(Exception):
 class GraphInput:
     name: str
     dtype: str
-    shape: list[int]
+    # A str is an axis left symbolic (its ONNX dim_param): TVM's frontend imports it as a shape variable.
+    shape: list[int | str]
+
+    @property
+    def symbolic(self) -> bool:
+        return any(isinstance(d, str) for d in self.shape)
 
 
 def host_cpu() -> str:
@@ -76,7 +81,8 @@ def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
 
 
 def resolve_inputs(model: onnx.ModelProto, batch_size: int, requested: list[dict[str, Any]], model_path: str) -> list[GraphInput]:
-    """Concrete input shapes: the request's where given, else the model's with a symbolic leading dim = batch size."""
+    """Input shapes: the request's where given, else the model's with a symbolic leading dim = batch size; another
+    symbolic axis the request leaves symbolic stays symbolic (a language model's sequence axis), for TVM to judge."""
     declared = graph_inputs(model)
     by_name = {spec["name"]: spec for spec in requested}
     known = [value.name for value in declared]
@@ -99,9 +105,11 @@ def resolve_inputs(model: onnx.ModelProto, batch_size: int, requested: list[dict
                 shape.append(dim.dim_value)
             elif axis == 0:
                 shape.append(batch_size)
+            elif dim.dim_param:
+                shape.append(dim.dim_param)
             else:
                 raise RequestError(
-                    f"{model_path} input {value.name!r} axis {axis} is symbolic ({dim.dim_param or '?'}): "
+                    f"{model_path} input {value.name!r} axis {axis} is symbolic without a name: "
                     "pass concrete shapes in the load request's inputs"
                 )
         if spec and spec.get("dtype") and spec["dtype"] != dtype:
@@ -114,7 +122,8 @@ def import_onnx(model: onnx.ModelProto, inputs: list[GraphInput], model_path: st
     try:
         return from_onnx(
             model,
-            shape_dict={i.name: i.shape for i in inputs},
+            # An input with a symbolic axis keeps the model's own dims (the frontend makes them shape variables).
+            shape_dict={i.name: i.shape for i in inputs if not i.symbolic},
             dtype_dict={i.name: i.dtype for i in inputs},
         )
     except Exception as e:  # noqa: BLE001 - the frontend raises whatever its converters raise

@@ -194,6 +194,9 @@ class TVMRuntime(Runtime):
             mod = tvm_compile.import_onnx(model, self.inputs, model_path)
         except tvm_compile.ModelError as e:
             raise _model_error(e) from e
+        dynamic = [f"{i.name} {i.shape}" for i in self.inputs if i.symbolic]
+        if dynamic:
+            raise WorkerError("unsupported_model", f"TVM imported {model_path} with symbolic axes ({', '.join(dynamic)}), but PBH's TVM runtime binds fixed-shape input buffers: export the model with fixed shapes")
         self.outputs = tvm_compile.output_specs(mod, model)
         facts["import_ms"] = read_ms + (time.perf_counter() - start) * 1000
         executed = tvm_compile.executed_precision(mod)

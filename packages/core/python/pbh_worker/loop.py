@@ -17,11 +17,12 @@ from typing import Any, Callable, NoReturn
 
 import numpy as np
 
+from . import generation
 from .channel import Channel, claim_stdio
 from .errors import ProtocolError, WorkerError
 from .runtime import Runtime
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 _now = time.perf_counter_ns
 _PR_SET_PDEATHSIG = 1
 # ru_maxrss is KiB on Linux and bytes on macOS.
@@ -66,8 +67,8 @@ def _int_field(header: dict[str, Any], key: str, minimum: int = 0) -> int:
 # run (other field order, extra fields) takes the general path and gets the same answer.
 _RUN_REQUEST = re.compile(rb'\{"id":(\d+),"cmd":"run","index":(\d+)\}\n')
 _RUN_REPLY = b'{"id":%d,"ok":true,"engine_ns":%d,"rss_peak_bytes":%d}\n'
-_COMMANDS = "hello, load, load_samples, run, run_closed_loop, run_schedule, infer, bench, profile, close"
-_SESSION_COMMANDS = ("load_samples", "run", "run_closed_loop", "run_schedule", "infer", "bench", "profile")
+_COMMANDS = "hello, load, load_samples, run, run_closed_loop, run_schedule, generate, score_text, infer, bench, profile, close"
+_SESSION_COMMANDS = ("load_samples", "run", "run_closed_loop", "run_schedule", "generate", "score_text", "infer", "bench", "profile")
 
 
 def _named(tensors: list[tuple[str, np.ndarray]], cmd: str) -> dict[str, np.ndarray]:
@@ -108,6 +109,10 @@ class _Dispatcher:
                 return self.run_closed_loop(header)
             if cmd == "run_schedule":
                 return self.run_schedule(header, _named(tensors, cmd))
+            if cmd == "generate":
+                return self.generate(header, _named(tensors, cmd))
+            if cmd == "score_text":
+                return self.score_text(header, _named(tensors, cmd)), None
             if cmd == "infer":
                 return self.infer(_named(tensors, cmd))
             if cmd == "bench":
@@ -235,6 +240,38 @@ class _Dispatcher:
         if issued_ns.shape != batches.shape or completed_ns.shape != batches.shape:
             raise WorkerError("runtime_error", f"{type(self.runtime).__name__}.run_schedule returned {len(issued)} issue and {len(completed)} completion times for {len(batches)} queries")
         return {"queries": len(batches)}, {"issued_ns": issued_ns, "completed_ns": completed_ns}
+
+    def _cache_shape(self, header: dict[str, Any], cmd: str) -> list[int]:
+        shape = header.get("cache_shape")
+        if not isinstance(shape, list) or len(shape) != 4 or not all(isinstance(d, int) and d > 0 for d in shape):
+            raise WorkerError("bad_request", f'"{cmd}" needs "cache_shape": [layers, heads, capacity, head_dim] of positive ints, got {shape!r}')
+        return shape
+
+    def generate(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Greedy generation of every prompt (generation.py): per request its arrival, tokens and each token's time."""
+        max_new = _int_field(header, "max_new_tokens", 1)
+        concurrency = _int_field(header, "concurrency", 1)
+        flat, lengths = tensors.get("prompt_tokens"), tensors.get("prompt_lengths")
+        arrivals = tensors.get("arrivals_ns")
+        if flat is None or lengths is None or flat.dtype != np.int64 or lengths.dtype != np.int64 or int(lengths.sum()) != len(flat) or (lengths < 1).any():
+            raise WorkerError("bad_request", '"generate" takes int64 "prompt_tokens" (every prompt, concatenated) and int64 "prompt_lengths" (each >= 1, summing to its length), and optionally int64 "arrivals_ns"')
+        if arrivals is not None and (arrivals.dtype != np.int64 or arrivals.shape != lengths.shape or (np.diff(arrivals) < 0).any()):
+            raise WorkerError("bad_request", '"generate" arrivals_ns must be int64, one per prompt, non-decreasing')
+        ends = np.cumsum(lengths).tolist()
+        prompts = [flat[e - l:e].tolist() for e, l in zip(ends, lengths.tolist())]
+        arrival, tokens, token_ns = generation.generate(self.runtime.infer, prompts, max_new, None if arrivals is None else arrivals.tolist(), concurrency, self._cache_shape(header, "generate"))
+        return {"requests": len(prompts)}, {
+            "arrival_ns": np.asarray(arrival, dtype="<i8"),
+            "tokens": np.asarray(tokens, dtype="<i8").reshape(-1),
+            "token_ns": np.asarray(token_ns, dtype="<i8").reshape(-1),
+        }
+
+    def score_text(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> dict[str, Any]:
+        tokens = tensors.get("tokens")
+        if tokens is None or tokens.dtype != np.int64 or tokens.ndim != 1:
+            raise WorkerError("bad_request", '"score_text" takes one int64 tensor "tokens"')
+        nll, predicted = generation.score_text(self.runtime.infer, tokens.tolist(), _int_field(header, "window", 2), self._cache_shape(header, "score_text"))
+        return {"nll_sum": nll, "predicted": predicted}
 
     def bench_resident(self, iterations: int) -> list[int]:
         """`run`'s own timing of the resident batches in turn, back to back: the engine boundary without a round trip

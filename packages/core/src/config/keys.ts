@@ -22,7 +22,8 @@ export function cellKey(exp: Experiment, model: ModelConfig, engine: EngineEntry
     engine: { name: engine.name, label: engine.label ?? null, device: engine.device, options: engine.options, precision: engine.precision ?? 'model' },
     scenario: { of: engine.scenario ?? exp.scenario, mlperf: exp.mlperf_rules },
     batchSize,
-    workload: { warmup: exp.warmup_batches, sessions: exp.sessions, seed: exp.seed },
+    // Only generate cells carry the block, so every other cell keeps the key it had before generate existed.
+    workload: { warmup: exp.warmup_batches, sessions: exp.sessions, seed: exp.seed, ...(exp.generate ? { generate: exp.generate } : {}) },
     dataset: exp.dataset,
     preprocess: exp.preprocess,
   });

@@ -71,6 +71,13 @@ export const DatasetSchema = z.discriminatedUnion('kind', [
     feature_columns: z.array(z.string()).optional().describe('defaults to every column but the label'),
     limit: Positive.optional(),
   }),
+  z.strictObject({
+    kind: z.literal('text'),
+    name: z.string().optional(),
+    prompts: z.string().describe('JSONL, one {"prompt": "..."} per line: the requests of a generate workload (UTF-8 bytes are the tokens)'),
+    held_out: z.string().optional().describe('UTF-8 text the perplexity scorer reads (never trained on)'),
+    limit: Positive.optional().describe('first N prompts'),
+  }),
 ]);
 export type DatasetConfig = z.infer<typeof DatasetSchema>;
 
@@ -94,6 +101,26 @@ export const ScenarioSchema = z.union([
   }),
 ]);
 export type ScenarioConfig = z.infer<typeof ScenarioSchema>;
+
+/**
+ * The generate workload (a language model with the key-value cache graph of contracts/generation.ts): greedy
+ * decoding of every prompt of a `text` dataset. Scenario single_stream runs one request at a time; server issues
+ * Poisson arrivals at target_qps requests/s with at most max_concurrency in flight and judges goodput against the SLOs.
+ */
+export const GenerateSchema = z.strictObject({
+  max_new_tokens: Positive.default(32).describe('tokens generated per request (greedy, no stop token)'),
+  max_concurrency: Positive.default(4).describe('server: requests in flight at most (their steps interleave)'),
+  slo: z
+    .strictObject({
+      ttft_ms: z.number().positive().optional().describe('time to first token a good request stays within'),
+      itl_ms: z.number().positive().optional().describe("a good request's time per output token (vLLM's tpot SLO) stays within"),
+    })
+    .optional()
+    .describe("goodput's SLOs (vLLM bench serve --goodput)"),
+  gate_prompts: NonNegative.default(4).describe('prompts whose greedy continuation must match the reference engine token for token (0: no gate)'),
+  perplexity: z.boolean().default(true).describe("score the dataset's held_out text (perplexity, nats per token)"),
+});
+export type GenerateConfig = z.infer<typeof GenerateSchema>;
 
 export const EngineEntrySchema = z.strictObject({
   name: z.string().min(1),
@@ -126,6 +153,7 @@ export const ExperimentSchema = z.strictObject({
     )
     .default([])
     .describe('cells to leave out of the sweep: each entry drops the cells that match all of its fields'),
+  generate: GenerateSchema.optional().describe('run the generate workload (TTFT, inter-token latency, tokens/s) instead of batches; needs a text dataset and batch_sizes [1]'),
   warmup_batches: NonNegative.default(5),
   sessions: Positive.default(5),
   timeout_s: z.number().positive().max(2_000_000).default(300).describe("per cell; at most 2,000,000 s (a Node timer holds up to 2^31 ms)"),

@@ -1,4 +1,5 @@
 import type { ExecutedPrecision, Precision } from './precision.js';
+import type { GenerationSchedule, GenerationTrace, TextScore } from './generation.js';
 import type { LayerTiming } from './profile.js';
 import type { Tensor, TensorMap, TensorSpec } from './tensor.js';
 
@@ -120,6 +121,13 @@ export interface PreparedModel {
    */
   runSchedule?(schedule: QuerySchedule): Promise<ScheduleTimings>;
   layerProfile?(batch: TensorMap, iterations: number): Promise<LayerTiming[]>;
+  /**
+   * Runs a generation schedule (contracts/generation.ts's LM graph) in the runtime's process, so every step and its
+   * timestamp are where the runtime lives. In-process engines need not: the harness runs the same loop on predict.
+   */
+  generate?(schedule: GenerationSchedule): Promise<GenerationTrace[]>;
+  /** Next-token negative log-likelihood of `tokens` in non-overlapping windows of `window` tokens, in the runtime's process. */
+  scoreText?(tokens: number[], window: number, cacheShape: number[]): Promise<TextScore>;
   /** Peak/current memory of the process that runs the model, when it is not the harness process. */
   memory?(): Promise<MemorySample>;
   /** PID of the process that runs the model (for CPU time and RSS sampling). */

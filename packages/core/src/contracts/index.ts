@@ -6,3 +6,4 @@ export * from './metric.js';
 export * from './dataset.js';
 export * from './plugin.js';
 export * from './profile.js';
+export * from './generation.js';

@@ -1,23 +1,10 @@
 import { z } from 'zod';
 import { PrecisionFactsSchema, PrecisionSchema } from './precision.js';
 import { TensorSpecSchema } from './tensor.js';
+import { StatsSchema } from './stats.js';
+import { GenerationResultSchema } from './generation.js';
 
-/** Statistics over a sample of latencies (ns) or throughputs; percentiles by linear interpolation (numpy's default). */
-export const StatsSchema = z.object({
-  n: z.number().int(),
-  mean: z.number(),
-  std: z.number(),
-  variance: z.number(),
-  min: z.number(),
-  p50: z.number(),
-  p90: z.number(),
-  p95: z.number(),
-  p99: z.number(),
-  max: z.number(),
-  ci95_low: z.number(),
-  ci95_high: z.number(),
-});
-export type Stats = z.infer<typeof StatsSchema>;
+export { StatsSchema, type Stats } from './stats.js';
 
 /**
  * Timing boundaries, each saying what a latency covers: `engine` is measured in the runtime's process around its call
@@ -213,6 +200,8 @@ export const ProfileSchema = z.object({
   scenario: ScenarioResultSchema.nullable().default(null),
   throughput: StatsSchema.nullable(),
   latency: z.partialRecord(BoundarySchema, StatsSchema),
+  /** A `generate` workload's figures (TTFT, ITL, tokens/s, goodput, perplexity, the token-for-token gate); null otherwise. */
+  generation: GenerationResultSchema.nullable().default(null),
   metrics: z.record(z.string(), z.number()),
   scores: z.array(ScoreRowSchema),
   achieved_flops: z.number().nullable(),

@@ -4,6 +4,7 @@ import type { DatasetConfig } from '../config/schema.js';
 import { loadCsvDataset } from './csv-dataset.js';
 import { loadImageFolder } from './image-folder.js';
 import { loadNpyDataset } from './npy-dataset.js';
+import { loadTextDataset } from './text-dataset.js';
 
 /** Loads the configured dataset; relative paths resolve against `baseDir` (the config file's folder). */
 export async function loadDataset(cfg: DatasetConfig, baseDir: string): Promise<Dataset> {
@@ -24,6 +25,13 @@ export async function loadDataset(cfg: DatasetConfig, baseDir: string): Promise<
         file: at(cfg.path),
         labelColumn: cfg.label_column,
         featureColumns: cfg.feature_columns,
+        limit: cfg.limit,
+      });
+    case 'text':
+      return loadTextDataset({
+        name: cfg.name ?? path.basename(cfg.prompts, '.jsonl'),
+        prompts: at(cfg.prompts),
+        heldOut: cfg.held_out ? at(cfg.held_out) : undefined,
         limit: cfg.limit,
       });
   }

@@ -60,6 +60,7 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
     scenario: null,
     throughput: null,
     latency: {},
+    generation: null,
     metrics: {},
     scores: [],
     achieved_flops: null,

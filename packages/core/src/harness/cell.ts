@@ -7,6 +7,7 @@ import { assembleProfile, blankProfile } from './assemble.js';
 import type { SweepContext } from './context.js';
 import type { Deadline } from './deadline.js';
 import { recordFailure } from './failure.js';
+import { runGenerateCell } from './generate/cell.js';
 import { measureCell } from './measure.js';
 import { planCell } from './plan.js';
 import { prepareCell, recordEngine } from './prepare.js';
@@ -21,6 +22,10 @@ export async function runCell(ctx: SweepContext, cell: Cell, deadline: Deadline)
   const profile = blankProfile(ctx, cell);
   let prepared: PreparedModel | undefined;
   try {
+    if (ctx.loaded.experiment.generate) {
+      await runGenerateCell(ctx, cell, profile, deadline, (m) => (prepared = m));
+      return profile;
+    }
     const plan = await planCell(ctx, cell, profile, deadline);
     ctx.onProgress?.({ kind: 'phase', phase: 'compile' });
     prepared = await prepareCell(plan, ctx.loaded.experiment.seed, deadline);

@@ -37,7 +37,7 @@ export interface CellPlan {
   precision: { model: Precision; requested: Precision };
 }
 
-function parseOptions(engine: Engine, cell: Cell): Record<string, unknown> {
+export function parseOptions(engine: Engine, cell: Cell): Record<string, unknown> {
   const parsed = engine.optionsSchema.safeParse(cell.engine.options);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `engines[${cell.engineLabel}].options.${i.path.join('.')}: ${i.message}`);
@@ -47,7 +47,7 @@ function parseOptions(engine: Engine, cell: Cell): Record<string, unknown> {
 }
 
 /** The model's own precision always runs; anything else must be one the engine can be asked for. */
-function resolvePrecision(engine: Engine, cell: Cell, facts: ModelFacts): CellPlan['precision'] {
+export function resolvePrecision(engine: Engine, cell: Cell, facts: ModelFacts): CellPlan['precision'] {
   const model = precisionOfDtypes([...facts.outputs, ...facts.inputs].map((t) => t.dtype));
   const requested = cell.engine.precision ?? model;
   if (requested !== model && !engine.precisions.includes(requested)) {

@@ -22,7 +22,7 @@ export async function prepareCell(plan: CellPlan, seed: number, deadline: Deadli
 }
 
 /** What the prepared engine says about itself: compile time, facts, threads and the precision it executes. */
-export function recordEngine(profile: Profile, plan: CellPlan, model: PreparedModel): void {
+export function recordEngine(profile: Profile, plan: Pick<CellPlan, 'engine' | 'precision'>, model: PreparedModel): void {
   profile.engine.compile_ms = model.compileMs;
   profile.engine.facts = model.facts ?? {};
   profile.engine.process = model.pid ? 'worker' : 'harness';

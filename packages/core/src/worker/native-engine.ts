@@ -12,6 +12,7 @@ import type {
   QuerySchedule,
   ScheduleTimings,
 } from '../contracts/engine.js';
+import type { GenerationSchedule, GenerationTrace, TextScore } from '../contracts/generation.js';
 import type { Precision } from '../contracts/precision.js';
 import type { TensorMap } from '../contracts/tensor.js';
 import { WorkerClient } from './client.js';
@@ -242,6 +243,30 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
           issuedNs: int64Column(reply.tensors, 'issued_ns', queries, name),
           completedNs: int64Column(reply.tensors, 'completed_ns', queries, name),
         };
+      },
+
+      async generate(schedule: GenerationSchedule): Promise<GenerationTrace[]> {
+        const n = schedule.prompts.length;
+        const tensors: NamedTensor[] = [
+          { name: 'prompt_tokens', dtype: 'int64', dims: [schedule.prompts.reduce((a, p) => a + p.length, 0)], data: BigInt64Array.from(schedule.prompts.flat(), (t) => BigInt(t)) },
+          { name: 'prompt_lengths', dtype: 'int64', dims: [n], data: BigInt64Array.from(schedule.prompts, (p) => BigInt(p.length)) },
+          ...(schedule.arrivalsNs ? [{ name: 'arrivals_ns', dtype: 'int64' as const, dims: [n], data: BigInt64Array.from(schedule.arrivalsNs, (ns) => BigInt(Math.round(ns))) }] : []),
+        ];
+        const fields = { max_new_tokens: schedule.maxNewTokens, concurrency: schedule.concurrency, cache_shape: schedule.cacheShape };
+        const timeoutMs = (schedule.arrivalsNs?.[n - 1] ?? 0) / 1e6 + timeouts.sessionSlack;
+        const reply = await client.call('generate', fields, tensors, { timeoutMs });
+        const k = schedule.maxNewTokens;
+        const arrival = int64Column(reply.tensors, 'arrival_ns', n, name);
+        const tokens = int64Column(reply.tensors, 'tokens', n * k, name);
+        const tokenNs = int64Column(reply.tensors, 'token_ns', n * k, name);
+        return arrival.map((arrivalNs, r) => ({ arrivalNs, tokens: tokens.slice(r * k, (r + 1) * k), tokenNs: tokenNs.slice(r * k, (r + 1) * k) }));
+      },
+
+      async scoreText(tokens: number[], window: number, cacheShape: number[]): Promise<TextScore> {
+        const tensor: NamedTensor = { name: 'tokens', dtype: 'int64', dims: [tokens.length], data: BigInt64Array.from(tokens, (t) => BigInt(t)) };
+        const fields = { window, cache_shape: cacheShape };
+        const { header } = await client.call('score_text', fields, [tensor], { timeoutMs: timeouts.sessionSlack });
+        return { nllSum: header.nll_sum, predicted: header.predicted };
       },
 
       async bench(batch: TensorMap, iterations: number): Promise<ModelOnlyBench> {

@@ -10,10 +10,11 @@ import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
  *    they have some.
  * 4: `run_closed_loop` and `run_schedule` (whole sessions and schedules in the worker); `load` answers
  *    `max_concurrency`.
+ * 5: `generate` and `score_text` (a language model's decode loop and perplexity in the worker).
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
-export const COMMANDS = ['hello', 'load', 'load_samples', 'run', 'run_closed_loop', 'run_schedule', 'infer', 'bench', 'profile', 'close'] as const;
+export const COMMANDS = ['hello', 'load', 'load_samples', 'run', 'run_closed_loop', 'run_schedule', 'generate', 'score_text', 'infer', 'bench', 'profile', 'close'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const tensorHeaderSchema = z.object({
@@ -109,6 +110,19 @@ export const scheduleReplySchema = z.looseObject({
 });
 export type ScheduleReply = z.infer<typeof scheduleReplySchema>;
 
+/** `generate`: int64 tensors `arrival_ns` [requests], `tokens` and `token_ns` [requests x max_new_tokens]. */
+export const generateReplySchema = z.looseObject({
+  ...replyBase,
+  requests: z.number().int().positive(),
+});
+
+/** `score_text`: the summed next-token negative log-likelihood and how many tokens it covers. */
+export const scoreTextReplySchema = z.looseObject({
+  ...replyBase,
+  nll_sum: z.number(),
+  predicted: z.number().int().nonnegative(),
+});
+
 export const inferReplySchema = z.looseObject({
   ...replyBase,
   engine_ns: z.number().int().nonnegative(),
@@ -148,6 +162,8 @@ export const replySchemas = {
   run: runReplySchema,
   run_closed_loop: closedLoopReplySchema,
   run_schedule: scheduleReplySchema,
+  generate: generateReplySchema,
+  score_text: scoreTextReplySchema,
   infer: inferReplySchema,
   bench: benchReplySchema,
   profile: profileReplySchema,

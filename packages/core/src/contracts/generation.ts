@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { StatsSchema } from './stats.js';
+
+/**
+ * PBH's contract for a generative model: one ONNX graph with a fixed-capacity key-value cache, run for the prompt
+ * (prefill: every prompt token at once) and then once per new token (decode). The bundled byte LM
+ * (python/generate_lm.py) has exactly these names.
+ *
+ *   input_ids   int64 [1, sequence]   new tokens
+ *   past_length int64 [1]             tokens already in the cache (the new ones take the next positions)
+ *   past_key, past_value              float32 [layers, heads, capacity, head_dim]
+ *   -> logits [1, sequence, vocab], present_key, present_value (same shape as past_*)
+ */
+export const LM_IO = {
+  inputIds: 'input_ids',
+  pastLength: 'past_length',
+  pastKey: 'past_key',
+  pastValue: 'past_value',
+  logits: 'logits',
+  presentKey: 'present_key',
+  presentValue: 'present_value',
+} as const;
+
+/** A generation schedule: requests (prompt token ids), greedy decoding to max_new_tokens, arrivals, a concurrency cap. */
+export interface GenerationSchedule {
+  prompts: number[][];
+  maxNewTokens: number;
+  /** When each request arrives, ns after the start; null: closed loop (each request arrives when a slot is free). */
+  arrivalsNs: number[] | null;
+  /** Requests in flight at most; their prefill and decode steps interleave, prefills first. */
+  concurrency: number;
+  /** Shape of one request's cache ([layers, heads, capacity, head_dim]), from the model. */
+  cacheShape: number[];
+}
+
+/** Per request, on the clock of the process that ran the loop, ns after the schedule's start. */
+export interface GenerationTrace {
+  arrivalNs: number;
+  /** Generated token ids (greedy), max_new_tokens of them. */
+  tokens: number[];
+  /** When each generated token was available: [0] is the prefill's (first token), then one per decode step. */
+  tokenNs: number[];
+}
+
+export interface TextScore {
+  /** Sum of -ln p(next byte) over every predicted position. */
+  nllSum: number;
+  predicted: number;
+}
+
+const Quantiles = StatsSchema;
+
+export const GenerationRequestSchema = z.object({
+  prompt_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  arrival_ns: z.number(),
+  ttft_ns: z.number(),
+  e2e_ns: z.number(),
+  /** Gaps between consecutive generated tokens (max_new_tokens - 1 of them). */
+  itl_ns: z.array(z.number()),
+});
+
+/** What a `generate` workload measured: vLLM `bench serve`'s figures, with input, output and concurrency stated. */
+export const GenerationResultSchema = z.object({
+  scenario: z.enum(['single_stream', 'server']),
+  requests: z.number().int(),
+  max_new_tokens: z.number().int(),
+  concurrency: z.number().int(),
+  /** Server: the Poisson arrival rate in requests/s; null for single stream (closed loop, one at a time). */
+  request_rate: z.number().nullable(),
+  prompt_tokens: Quantiles,
+  /** Latencies in ns. ttft: arrival to first token (queueing + prefill); itl: each gap between tokens; tpot: per request (e2e - ttft) / (tokens - 1). */
+  ttft: Quantiles,
+  itl: Quantiles,
+  tpot: Quantiles,
+  e2e: Quantiles,
+  output_tokens: z.number().int(),
+  output_tokens_per_s: z.number(),
+  total_tokens_per_s: z.number(),
+  request_throughput: z.number(),
+  /** vLLM's goodput: requests/s meeting every SLO (ttft, and each request's tpot for itl_ms); null without SLOs. */
+  slo: z.object({ ttft_ms: z.number().nullable(), itl_ms: z.number().nullable() }).nullable(),
+  goodput_rps: z.number().nullable(),
+  good_requests: z.number().int().nullable(),
+  /** Bytes of one request's key-value cache (both tensors, fp32) and of all in flight at the cap. */
+  kv_cache_bytes: z.number().int(),
+  kv_cache_bytes_in_flight: z.number().int(),
+  /** Perplexity on the held-out text, scored by this engine in windows of the cache's capacity. */
+  perplexity: z
+    .object({ nll_nats: z.number(), perplexity: z.number(), tokens: z.number().int(), window: z.number().int(), uniform_nll_nats: z.number() })
+    .nullable(),
+  /** The correctness gate: greedy continuations against the reference engine's, token for token. */
+  gate: z
+    .object({
+      reference_engine: z.string(),
+      prompts: z.number().int(),
+      passed: z.boolean(),
+      first_divergence: z.object({ request: z.number().int(), position: z.number().int(), expected: z.number().int(), got: z.number().int() }).nullable(),
+    })
+    .nullable(),
+  /** Session 0's requests, raw. */
+  per_request: z.array(GenerationRequestSchema),
+});
+export type GenerationResult = z.infer<typeof GenerationResultSchema>;
+export type GenerationRequest = z.infer<typeof GenerationRequestSchema>;

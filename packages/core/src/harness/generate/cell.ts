@@ -1,0 +1,127 @@
+import { mkdir } from 'node:fs/promises';
+import type { PreparedModel } from '../../contracts/engine.js';
+import type { GenerationSchedule } from '../../contracts/generation.js';
+import type { MetricContext, MetricValue } from '../../contracts/metric.js';
+import type { Profile } from '../../contracts/profile.js';
+import type { Cell } from '../../config/keys.js';
+import { cpuTimeUs, rssBytes } from '../../metrics/process-stats.js';
+import { summarize } from '../../stats/summary.js';
+import type { SweepContext } from '../context.js';
+import type { Deadline } from '../deadline.js';
+import { InvalidOutputError } from '../errors.js';
+import { recordEngine } from '../prepare.js';
+import { poissonArrivalsNs } from '../scenarios/schedule.js';
+import { aggregateMetrics, PerformanceTracker } from '../tracker.js';
+import { generationFigures, type GenerationSession } from './figures.js';
+import { describeDivergence, firstDivergence } from './gate.js';
+import { planGenerate, type GeneratePlan } from './plan.js';
+import { generatorOf } from './run.js';
+
+async function prepareOn(plan: GeneratePlan, engine: GeneratePlan['engine'], options: Record<string, unknown>, seed: number, deadline: Deadline, device: string): Promise<PreparedModel> {
+  await mkdir(plan.workDir, { recursive: true });
+  return deadline.run(
+    engine.prepare({
+      model: { name: plan.cell.model.name, path: plan.modelPath, workDir: plan.workDir },
+      batchSize: 1,
+      device,
+      options,
+      // The sequence axis stays symbolic: prefill feeds the whole prompt, decode one token.
+      inputs: plan.facts.inputs,
+      seed,
+      precision: engine === plan.engine ? plan.precision.requested : plan.precision.model,
+      signal: deadline.signal,
+    }),
+  );
+}
+
+/** The reference engine's greedy continuations of the gate's prompts, once per model and settings in a sweep. */
+const referenceCache = new WeakMap<SweepContext, Map<string, Promise<number[][]>>>();
+
+function referenceContinuations(ctx: SweepContext, plan: GeneratePlan, schedule: GenerationSchedule, deadline: Deadline): Promise<number[][]> {
+  const exp = ctx.loaded.experiment;
+  const cache = referenceCache.get(ctx) ?? new Map<string, Promise<number[][]>>();
+  referenceCache.set(ctx, cache);
+  const key = `${plan.modelPath}\0${schedule.prompts.length}\0${schedule.maxNewTokens}`;
+  let hit = cache.get(key);
+  if (!hit) {
+    hit = (async () => {
+      const engine = ctx.registry.engine(exp.reference_engine);
+      const availability = await engine.probe();
+      if (!availability.available) throw new Error(`reference engine ${engine.name} is unavailable (${availability.reason}); set reference_engine to an available engine. Fix: ${availability.fix}`);
+      const prepared = await prepareOn(plan, engine, engine.optionsSchema.parse({}), exp.seed, deadline, 'cpu');
+      try {
+        return (await generatorOf(prepared, plan.cacheShape).generate(schedule)).map((t) => t.tokens);
+      } finally {
+        await prepared.dispose();
+      }
+    })();
+    hit.catch(() => cache.delete(key));
+    cache.set(key, hit);
+  }
+  return deadline.run(hit);
+}
+
+/**
+ * A generate cell: plan → prepare → gate (greedy continuations against the reference engine, before anything is
+ * timed) → warmup → tracked sessions of the whole prompt set → perplexity on the held-out text → the Profile's
+ * generation block. Returns the prepared model through `hold` as soon as it exists, so the caller disposes it.
+ */
+export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Profile, deadline: Deadline, hold: (m: PreparedModel) => void): Promise<void> {
+  const exp = ctx.loaded.experiment;
+  const plan = await planGenerate(ctx, cell, profile, deadline);
+  ctx.onProgress?.({ kind: 'phase', phase: 'compile' });
+  const model = await prepareOn(plan, plan.engine, plan.options, exp.seed, deadline, cell.engine.device);
+  hold(model);
+  recordEngine(profile, plan, model);
+  const gen = generatorOf(model, plan.cacheShape);
+  const { prompts } = plan.dataset;
+  const base = { maxNewTokens: plan.cfg.max_new_tokens, cacheShape: plan.cacheShape };
+  let gate: NonNullable<Profile['generation']>['gate'] = null;
+  if (plan.cfg.gate_prompts > 0 && cell.engine.name !== exp.reference_engine) {
+    ctx.onProgress?.({ kind: 'phase', phase: 'verify (token for token)' });
+    const schedule: GenerationSchedule = { ...base, prompts: prompts.slice(0, plan.cfg.gate_prompts), arrivalsNs: null, concurrency: 1 };
+    const expected = await referenceContinuations(ctx, plan, schedule, deadline);
+    const got = (await deadline.run(gen.generate(schedule))).map((t) => t.tokens);
+    const divergence = firstDivergence(expected, got);
+    gate = { reference_engine: exp.reference_engine, prompts: schedule.prompts.length, passed: divergence === null, first_divergence: divergence };
+    if (divergence) throw new InvalidOutputError(describeDivergence(divergence, exp.reference_engine, cell.engineLabel));
+  }
+  ctx.onProgress?.({ kind: 'phase', phase: `measure (generate, ${plan.scenario})` });
+  const warm = Math.min(exp.warmup_batches, prompts.length);
+  if (warm > 0) await deadline.run(gen.generate({ ...base, prompts: prompts.slice(0, warm), arrivalsNs: null, concurrency: 1 }));
+  const pid = model.pid?.() ?? process.pid;
+  const metricContext: MetricContext = { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) };
+  const tracker = new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m)));
+  const sessions: GenerationSession[] = [];
+  const metricValues: MetricValue[][] = [];
+  for (let s = 0; s < exp.sessions; s++) {
+    ctx.onProgress?.({ kind: 'session', index: s, of: exp.sessions });
+    const arrivalsNs = plan.requestRate === null ? null : poissonArrivalsNs(prompts.length, plan.requestRate, exp.seed + s).slice(0, prompts.length);
+    await tracker.start(metricContext);
+    const traces = await deadline.run(gen.generate({ ...base, prompts, arrivalsNs, concurrency: plan.concurrency }));
+    const values = await tracker.stop(metricContext);
+    metricValues.push(values);
+    sessions.push({ traces, metrics: Object.fromEntries(values.map((v) => [v.name, v.value])) });
+  }
+  let perplexity: NonNullable<Profile['generation']>['perplexity'] = null;
+  const held = plan.dataset.heldOut;
+  if (plan.cfg.perplexity && held && held.length > 1) {
+    ctx.onProgress?.({ kind: 'phase', phase: 'score (perplexity)' });
+    const window = plan.cacheShape[2]!;
+    const scored = await deadline.run(gen.scoreText(held, window));
+    const nll = scored.nllSum / scored.predicted;
+    perplexity = { nll_nats: nll, perplexity: Math.exp(nll), tokens: scored.predicted, window, uniform_nll_nats: Math.log(256) };
+    profile.scores.push({ metric: 'perplexity', value: Math.exp(nll), samples: scored.predicted, higher_is_better: false });
+    profile.scores.push({ metric: 'nll_nats', value: nll, samples: scored.predicted, higher_is_better: false });
+  }
+  const figures = generationFigures(sessions, prompts, plan.cfg, plan.scenario, plan.concurrency, plan.requestRate);
+  const kvBytes = 2 * plan.cacheShape.reduce((a, d) => a * d, 1) * 4;
+  profile.generation = { ...figures.result, kv_cache_bytes: kvBytes, kv_cache_bytes_in_flight: kvBytes * plan.concurrency, perplexity, gate };
+  // Ranked like any Profile: throughput is output tokens/s, the headline latency a request's end to end.
+  profile.sessions = figures.sessions;
+  profile.throughput = summarize(figures.throughputs);
+  profile.latency = { query: summarize(figures.e2eNs) };
+  profile.headline_boundary = 'query';
+  profile.metrics = aggregateMetrics(metricValues);
+  profile.engine.facts = { ...profile.engine.facts, generation_executor: gen.executor };
+}
