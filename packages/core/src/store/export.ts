@@ -24,6 +24,7 @@ export const EXPORTED_RELATIONS = [
   'samples',
   'layers',
   'scores',
+  'generation',
   'leaderboard',
   'comparisons',
 ] as const;

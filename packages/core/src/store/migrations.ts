@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { StoreSchemaError, messageOf } from './errors.js';
+import { GENERATION_TABLE, generativeLeaderboard } from './generation-schema.js';
 
 /**
  * One step of the schema. Statements are frozen text: a released migration never changes, a new
@@ -464,6 +465,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     description: 'leaderboard: rank_in_group within model, batch size, scenario, executed precision and hardware (was rank_in_model); a hardware column',
     statements: ['DROP VIEW leaderboard', V3_LEADERBOARD],
+  },
+  {
+    version: 4,
+    description: 'generation: a generate workload\'s TTFT, ITL, TPOT, e2e, tokens/s, goodput, KV cache and perplexity per Profile; leaderboard adds ttft/itl p50 and p99, tokens/s, goodput, perplexity',
+    statements: ['DROP VIEW leaderboard', GENERATION_TABLE, generativeLeaderboard(V3_LEADERBOARD)],
   },
 ];
 

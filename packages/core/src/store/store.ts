@@ -18,6 +18,7 @@ import { checkSchemaReadable, currentSchemaVersion, migrate } from './migrations
 import { modelRow, profileRow, sessionRow, systemRow } from './profile-rows.js';
 import { RunStartSchema, type RunStart } from './run-start.js';
 import { insertRow } from './sql-rows.js';
+import { generationRow } from './generation-rows.js';
 
 export interface OpenStoreOptions {
   /** Readers open read-only: no migration, no writes, and other readers may open the file too. */
@@ -270,6 +271,8 @@ export class ProfileStore {
       for (const [seq, score] of p.scores.entries()) {
         await insertRow(connection, 'scores', { profile_id: p.profile_id, seq, ...score });
       }
+      const generation = generationRow(p);
+      if (generation) await insertRow(connection, 'generation', generation);
     });
   }
 

@@ -7,7 +7,7 @@ export const queryCommand: Command = {
   usage: 'pbh query "SQL" [--db PATH] [--format table|csv|json] [--allow-local-files]',
   help: `
 Opens the database read-only and runs SQL: SELECT statements only (with WITH, VALUES, FROM ..., DESCRIBE, SHOW,
-SUMMARIZE, PIVOT). Tables: runs, profiles, sessions, samples, layers, scores, systems, models; views made for
+SUMMARIZE, PIVOT). Tables: runs, profiles, sessions, samples, layers, scores, generation, systems, models; views made for
 people: leaderboard, comparisons.
 
 pbh query writes nothing and reaches nothing but the database: COPY, EXPORT, ATTACH, INSTALL/LOAD, SET, PRAGMA and

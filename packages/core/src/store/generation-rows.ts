@@ -1,0 +1,42 @@
+import type { Profile } from '../contracts/profile.js';
+import type { Row } from './profile-rows.js';
+
+const ms = (ns: number): number => ns / 1e6;
+
+/** The generation table's row of a Profile with a generate workload's figures; null for every other Profile. */
+export function generationRow(profile: Profile): Row | null {
+  const g = profile.generation;
+  if (!g) return null;
+  return {
+    profile_id: profile.profile_id,
+    scenario: g.scenario,
+    requests: g.requests,
+    max_new_tokens: g.max_new_tokens,
+    concurrency: g.concurrency,
+    request_rate: g.request_rate,
+    prompt_tokens_mean: g.prompt_tokens.mean,
+    ttft_p50_ms: ms(g.ttft.p50),
+    ttft_p90_ms: ms(g.ttft.p90),
+    ttft_p99_ms: ms(g.ttft.p99),
+    itl_p50_ms: ms(g.itl.p50),
+    itl_p90_ms: ms(g.itl.p90),
+    itl_p99_ms: ms(g.itl.p99),
+    tpot_p50_ms: ms(g.tpot.p50),
+    tpot_p99_ms: ms(g.tpot.p99),
+    e2e_p50_ms: ms(g.e2e.p50),
+    e2e_p99_ms: ms(g.e2e.p99),
+    output_tokens: g.output_tokens,
+    output_tokens_per_s: g.output_tokens_per_s,
+    total_tokens_per_s: g.total_tokens_per_s,
+    request_throughput: g.request_throughput,
+    slo_ttft_ms: g.slo?.ttft_ms ?? null,
+    slo_itl_ms: g.slo?.itl_ms ?? null,
+    goodput_rps: g.goodput_rps,
+    good_requests: g.good_requests,
+    kv_cache_bytes: g.kv_cache_bytes,
+    kv_cache_bytes_in_flight: g.kv_cache_bytes_in_flight,
+    perplexity: g.perplexity?.perplexity ?? null,
+    nll_nats: g.perplexity?.nll_nats ?? null,
+    gate_passed: g.gate?.passed ?? null,
+  };
+}
