@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { StoreLockedError, openStore, type ProfileSummary } from '../store/index.js';
+import { StoreLockedError, type ProfileSummary } from '../store/index.js';
+import { openShardForReading } from '../store/read-shard.js';
 import { slurmView, taskId, type SlurmView } from './slurm.js';
 import { shardPath, type SweepFile } from './sweep-file.js';
 
@@ -27,11 +28,11 @@ const RUNNING = new Set(['RUNNING', 'COMPLETING', 'SUSPENDED', 'STOPPED', 'SIGNA
 export async function readShard(file: string): Promise<ShardView> {
   if (!existsSync(file)) return { kind: 'absent' };
   try {
-    const store = await openStore(file, { readOnly: true });
+    const shard = await openShardForReading(file);
     try {
-      return { kind: 'profiles', profiles: await store.listProfiles() };
+      return { kind: 'profiles', profiles: await shard.store.listProfiles() };
     } finally {
-      await store.close();
+      await shard.release();
     }
   } catch (error) {
     if (error instanceof StoreLockedError) return { kind: 'locked' };

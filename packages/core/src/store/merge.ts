@@ -2,6 +2,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { canonicalJson } from '../encoding/canonical-json.js';
 import { readRunRecords, type RunRecord } from './run-records.js';
+import { openShardForReading } from './read-shard.js';
 import { openStore, type ProfileStore } from './store.js';
 
 /** The merge was asked for something it cannot do as given (no shards, the target among them): nothing was written. */
@@ -57,7 +58,8 @@ function sameRun(a: RunRecord, b: RunRecord): boolean {
 /**
  * Folds shard databases into `target` through the store's own reader and writer (getProfile / writeProfile,
  * beginRun / finishRun), so a later schema needs no change here. Every shard is opened read-only first, so one
- * that is locked, unreadable or of a newer schema stops the merge before anything is written. Each Profile is its
+ * that is locked, unreadable or of a newer schema stops the merge before anything is written (an older one is read
+ * through a migrated copy, openShardForReading). Each Profile is its
  * own transaction and a Profile already stored with the same content is skipped: the same shards merged twice
  * change nothing, and a merge interrupted anywhere is completed by running it again. A Profile or run whose id is
  * stored with different content is a conflict naming both files; the merge goes on with the rest.
@@ -69,7 +71,7 @@ export async function mergeShards(opts: MergeOptions): Promise<MergeResult> {
   if (shards.includes(target)) {
     throw new MergeInputError(`${target} is both the target (--db) and one of the shards: a database cannot be merged into itself.`);
   }
-  for (const shard of shards) await (await openStore(shard, { readOnly: true })).close();
+  for (const shard of shards) await (await openShardForReading(shard)).release();
 
   const store = await openStore(target);
   const result: MergeResult = { target, shards: [], conflicts: [], stopped: false };
@@ -81,9 +83,9 @@ export async function mergeShards(opts: MergeOptions): Promise<MergeResult> {
         result.stopped = true;
         break;
       }
-      const shard = await openStore(file, { readOnly: true });
+      const shard = await openShardForReading(file);
       try {
-        const merged = await mergeOne(store, shard, runs, profiles, result.conflicts, opts.shouldStop);
+        const merged = await mergeOne(store, shard.store, file, runs, profiles, result.conflicts, opts.shouldStop);
         result.shards.push(merged.report);
         opts.onShard?.(merged.report);
         if (merged.stopped) {
@@ -91,7 +93,7 @@ export async function mergeShards(opts: MergeOptions): Promise<MergeResult> {
           break;
         }
       } finally {
-        await shard.close();
+        await shard.release();
       }
     }
   } finally {
@@ -103,12 +105,14 @@ export async function mergeShards(opts: MergeOptions): Promise<MergeResult> {
 async function mergeOne(
   store: ProfileStore,
   shard: ProfileStore,
+  /** The shard's own path (the store may be a migrated copy of it). */
+  file: string,
   runs: Map<string, { run: RunRecord; from: string }>,
   profiles: Map<string, string>,
   conflicts: MergeConflict[],
   shouldStop: (() => boolean) | undefined,
 ): Promise<{ report: ShardMerge; stopped: boolean }> {
-  const report: ShardMerge = { file: shard.file, runsAdded: 0, runsFinished: 0, profilesAdded: 0, profilesPresent: 0, profilesRefused: 0 };
+  const report: ShardMerge = { file, runsAdded: 0, runsFinished: 0, profilesAdded: 0, profilesPresent: 0, profilesRefused: 0 };
   const conflictingRuns = new Set<string>();
   // Runs first: a Profile is stored only once its run is recorded.
   for (const run of await readRunRecords(shard)) {
@@ -117,10 +121,10 @@ async function mergeOne(
       const { finished_at, ...start } = run;
       await store.beginRun(start);
       if (finished_at !== null) await store.finishRun(run.run_id, finished_at);
-      runs.set(run.run_id, { run, from: shard.file });
+      runs.set(run.run_id, { run, from: file });
       report.runsAdded += 1;
     } else if (!sameRun(stored.run, run)) {
-      conflicts.push({ kind: 'run', id: run.run_id, storedFrom: stored.from, shard: shard.file });
+      conflicts.push({ kind: 'run', id: run.run_id, storedFrom: stored.from, shard: file });
       conflictingRuns.add(run.run_id);
     } else if (stored.run.finished_at === null && run.finished_at !== null) {
       // A merge interrupted between beginRun and finishRun, or a shard merged while its run was still going.
@@ -138,7 +142,7 @@ async function mergeOne(
     if (storedFrom !== undefined) {
       const stored = await store.getProfile(id);
       if (stored !== undefined && canonicalJson(stored) === canonicalJson(profile)) report.profilesPresent += 1;
-      else conflicts.push({ kind: 'profile', id, storedFrom, shard: shard.file });
+      else conflicts.push({ kind: 'profile', id, storedFrom, shard: file });
       continue;
     }
     // A Profile of a conflicting run would be filed under another run's record.
@@ -147,7 +151,7 @@ async function mergeOne(
       continue;
     }
     await store.writeProfile(profile);
-    profiles.set(id, shard.file);
+    profiles.set(id, file);
     report.profilesAdded += 1;
   }
   return { report, stopped: false };

@@ -1,8 +1,12 @@
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Profile, SystemInfo } from '../../src/contracts/profile.js';
-import { openStore, StoreSchemaError } from '../../src/store/index.js';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { MIGRATIONS, openStore, StoreSchemaError, systemId } from '../../src/store/index.js';
+import { systemRow } from '../../src/store/profile-rows.js';
+import { insertRow } from '../../src/store/sql-rows.js';
 import { describeConflict, mergeShards, MergeInputError } from '../../src/store/merge.js';
 import { makeProfile, runStart, SYSTEM, tempDir } from '../store/profile-fixture.js';
 
@@ -142,6 +146,30 @@ describe('mergeShards', () => {
     expect(rerun.conflicts).toEqual([]);
     expect(await snapshot(target)).toBe(await snapshot(whole));
     expect(await rows(target, `SELECT run_id, finished_at IS NULL FROM runs ORDER BY 1`)).toEqual([['run-a', false], ['run-b', true]]);
+  });
+
+  it('reads a shard of an older schema through a migrated copy, leaving the shard as it was', async () => {
+    // A shard as pbh at schema v1 left it (the released v1 statements are frozen): one run on its node.
+    const old = join(dir, 'v1.duckdb');
+    const instance = await DuckDBInstance.create(old);
+    const c = await instance.connect();
+    await c.run('CREATE TABLE schema_version (version INTEGER PRIMARY KEY, description VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp)');
+    for (const statement of MIGRATIONS[0]!.statements) await c.run(statement);
+    await c.run(`INSERT INTO schema_version (version, description) VALUES (1, 'v1')`);
+    await insertRow(c, 'systems', systemRow(NODE_2));
+    await c.run(
+      `INSERT INTO runs VALUES ('run-old', 'old', '2026-01-01T00:00:00Z', '2026-01-01T00:10:00Z', '{"name":"old"}', 'pbh run old.yaml', '0.0.9', NULL, $1)`,
+      [systemId(NODE_2)],
+    );
+    c.closeSync();
+    instance.closeSync();
+    const digest = createHash('sha256').update(readFileSync(old)).digest('hex');
+
+    const target = join(dir, 'merged.duckdb');
+    const result = await mergeShards({ target, shards: [old] });
+    expect(result.shards).toEqual([{ file: old, runsAdded: 1, runsFinished: 0, profilesAdded: 0, profilesPresent: 0, profilesRefused: 0 }]);
+    expect(await rows(target, 'SELECT r.run_id, s.hostname FROM runs r JOIN systems s USING (system_id)')).toEqual([['run-old', 'bench-02']]);
+    expect(createHash('sha256').update(readFileSync(old)).digest('hex')).toBe(digest);
   });
 
   it('refuses to merge a store into itself', async () => {
