@@ -45,7 +45,9 @@ interface Pending {
   cmd: string;
   resolve: (reply: Reply) => void;
   reject: (error: Error) => void;
-  timer: NodeJS.Timeout | undefined;
+  /** performance.now() after which the request has timed out (Infinity: never). */
+  deadline: number;
+  timeoutMs: number;
 }
 
 export interface WorkerExit {
@@ -73,6 +75,12 @@ export class WorkerClient implements Killable {
   /** Why we killed it, when we did: makes the crash error say what really happened. */
   private killReason: string | undefined;
   private rssPeak: number | undefined;
+  /**
+   * One timer for every pending request, armed for the earliest deadline: arming and clearing a timer per request
+   * costs a timed run's round trip several µs. Unref'd: while a request is pending the pipes keep Node alive.
+   */
+  private watchdog: NodeJS.Timeout | undefined;
+  private watchdogAt = Infinity;
 
   static spawn(options: WorkerSpawnOptions): WorkerClient {
     return new WorkerClient(options);
@@ -150,9 +158,9 @@ export class WorkerClient implements Killable {
     }
     const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     return new Promise<Reply>((resolve, reject) => {
-      const pending: Pending = { cmd, resolve, reject, timer: undefined };
-      if (Number.isFinite(timeoutMs)) pending.timer = setTimeout(() => this.onTimeout(id, timeoutMs), timeoutMs);
-      this.pending.set(id, pending);
+      const deadline = Number.isFinite(timeoutMs) ? performance.now() + timeoutMs : Infinity;
+      this.pending.set(id, { cmd, resolve, reject, deadline, timeoutMs });
+      if (deadline < this.watchdogAt) this.armWatchdog(deadline);
       this.updateRef();
       this.stdin.cork();
       for (const chunk of chunks) this.stdin.write(chunk);
@@ -262,16 +270,38 @@ export class WorkerClient implements Killable {
     }
   }
 
-  private onTimeout(id: number, timeoutMs: number): void {
-    const pending = this.pending.get(id);
-    if (!pending) return;
+  private armWatchdog(at: number): void {
+    clearTimeout(this.watchdog);
+    this.watchdogAt = at;
+    this.watchdog = setTimeout(() => this.onWatchdog(), Math.max(0, at - performance.now()));
+    this.watchdog.unref();
+  }
+
+  /** Times out every request past its deadline, then sleeps until the next deadline of those still pending. */
+  private onWatchdog(): void {
+    this.watchdog = undefined;
+    this.watchdogAt = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    for (const [id, pending] of [...this.pending]) {
+      if (pending.deadline <= now) this.onTimeout(id, pending);
+      else next = Math.min(next, pending.deadline);
+    }
+    if (next < Infinity && this.pending.size > 0) this.armWatchdog(next);
+  }
+
+  private onTimeout(id: number, pending: Pending): void {
+    if (!this.pending.has(id)) return;
     this.settle(id);
-    this.kill(`timeout of "${pending.cmd}" after ${timeoutMs} ms`);
-    pending.reject(new WorkerTimeoutError(this.label, pending.cmd, timeoutMs, this.tail.text()));
+    this.kill(`timeout of "${pending.cmd}" after ${pending.timeoutMs} ms`);
+    pending.reject(new WorkerTimeoutError(this.label, pending.cmd, pending.timeoutMs, this.tail.text()));
   }
 
   private onExit(exit: WorkerExit, spawnFailure: string | undefined): void {
     this.exit = exit;
+    clearTimeout(this.watchdog);
+    this.watchdog = undefined;
+    this.watchdogAt = Infinity;
     untrackWorker(this);
     let detail = spawnFailure;
     if (!this.killReason) {
@@ -301,8 +331,6 @@ export class WorkerClient implements Killable {
   }
 
   private settle(id: number): void {
-    const pending = this.pending.get(id);
-    if (pending?.timer) clearTimeout(pending.timer);
     this.pending.delete(id);
     this.updateRef();
   }

@@ -215,8 +215,14 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
       },
 
       async runResident(index: number): Promise<{ engineNs: bigint }> {
-        const { header } = await client.call('run', { index }, [], { timeoutMs: timeouts.infer });
-        return { engineNs: BigInt(header.engine_ns) };
+        // The timed path: the frame decoder matched the reply's one spelling (framing.ts RUN_REPLY), so only the
+        // field is checked here, not the whole header by zod.
+        const { header } = await client.request('run', { index }, [], { timeoutMs: timeouts.infer });
+        const engineNs = header.engine_ns;
+        if (typeof engineNs !== 'number' || !Number.isInteger(engineNs) || engineNs < 0) {
+          throw new Error(`${name} worker answered "run" without an integer engine_ns: ${JSON.stringify(header).slice(0, 300)}`);
+        }
+        return { engineNs: BigInt(engineNs) };
       },
 
       async runClosedLoop(request: ClosedLoopRequest): Promise<ClosedLoopTimings> {

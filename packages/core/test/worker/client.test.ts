@@ -166,6 +166,22 @@ describe('WorkerClient against a real worker process', () => {
     expect(await waitUntilGone(client.pid!)).toBe(true);
   });
 
+  it('times out the request whose own deadline passes first, whatever was sent before it, after many quick ones', async () => {
+    const client = await loadedEcho({ mode: 'sleep', sleep_s: 30 });
+    // Quick requests with short deadlines that settle in time must not time out later ones.
+    for (let i = 0; i < 20; i++) await client.request('hello', {}, [], { timeoutMs: 20_000 });
+    const started = Date.now();
+    const slow = client.request('infer', {}, [], { timeoutMs: 60_000 }).catch((e: unknown) => e);
+    const short = client.request('hello', {}, [], { timeoutMs: 400 }).catch((e: unknown) => e);
+    const [first, second] = [await short, await slow];
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(first).toBeInstanceOf(WorkerTimeoutError);
+    expect(first).toMatchObject({ cmd: 'hello', timeoutMs: 400 });
+    // The kill that ended the short one takes the slow one with it, naming why.
+    expect(second).toBeInstanceOf(WorkerCrashedError);
+    expect((second as Error).message).toContain('timeout of "hello" after 400 ms');
+  });
+
   it('reports a worker killed by SIGKILL mid-request as WorkerCrashedError', async () => {
     const client = await loadedEcho({ mode: 'kill' });
     const error = await client.request('infer').catch((e: unknown) => e);
