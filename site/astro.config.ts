@@ -6,6 +6,8 @@ import { pbhAssets } from './integrations/pbh-assets.js';
 const siteDir = path.dirname(fileURLToPath(import.meta.url));
 // `pbh site build --db/--out` set these; a bare `astro build` reads the default results file.
 process.env.PBH_SITE_DB ??= path.resolve(siteDir, '..', 'results', 'pbh.duckdb');
+// Published pages show local paths relative to this repository (src/lib/scrub.ts).
+process.env.PBH_SITE_REPO ??= path.resolve(siteDir, '..');
 const outDir = process.env.PBH_SITE_OUT ? path.resolve(process.env.PBH_SITE_OUT) : path.join(siteDir, 'dist');
 
 export default defineConfig({

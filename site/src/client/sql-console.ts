@@ -1,12 +1,14 @@
 /**
- * The SQL console: duckdb-wasm loaded from this site (duckdb/), attaching the published database
- * file (data/pbh.duckdb) over HTTP range requests. Extension autoloading is off: this build would
- * fetch extensions from DuckDB's CDN, and the site must work offline. Results are written with
- * textContent, so nothing a query returns can become markup.
+ * The SQL console: duckdb-wasm loaded from this site (duckdb/, the exception-handling build only), attaching the
+ * published database file (data/pbh.duckdb) over HTTP range requests. Extension autoloading is off: this build would
+ * fetch extensions from DuckDB's CDN, and the site must work offline. Results are written with textContent, so
+ * nothing a query returns can become markup.
  */
 import * as duckdb from '@duckdb/duckdb-wasm';
 
 const MAX_ROWS = 1000;
+/** Longer values show their start and a button to see the rest: a JSON column must not make a row 900 px tall. */
+const SHORT_CHARS = 80;
 
 const form = document.querySelector<HTMLFormElement>('#sql-form');
 const input = document.querySelector<HTMLTextAreaElement>('#sql-input');
@@ -20,9 +22,18 @@ function setStatus(text: string, error = false): void {
   status.classList.toggle('error', error);
 }
 
-function cellText(value: unknown): string {
+/** Arrow hands dates and timestamps over as epoch milliseconds: shown as ISO 8601, UTC, as the store keeps them. */
+function isTemporal(type: string): boolean {
+  return /^(Date|Timestamp)/i.test(type);
+}
+
+function cellText(value: unknown, type: string): string {
   if (value === null || value === undefined) return 'NULL';
   if (value instanceof Date) return value.toISOString();
+  if (isTemporal(type) && (typeof value === 'number' || typeof value === 'bigint')) {
+    const ms = Number(value);
+    return Number.isFinite(ms) ? new Date(ms).toISOString() : String(value);
+  }
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'object') {
     const json = (value as { toJSON?: () => unknown }).toJSON?.() ?? value;
@@ -31,33 +42,49 @@ function cellText(value: unknown): string {
   return String(value);
 }
 
-function renderTable(columns: string[], rows: unknown[][]): HTMLTableElement {
+/** A cell: short values whole; long ones cut at SHORT_CHARS with a button that shows the whole value and hides it again. */
+function fillCell(cell: HTMLTableCellElement, text: string): void {
+  if (text.length <= SHORT_CHARS) {
+    cell.textContent = text;
+    return;
+  }
+  const shown = document.createElement('span');
+  shown.textContent = `${text.slice(0, SHORT_CHARS)}…`;
+  const toggle = document.createElement('button');
+  toggle.type = 'button';
+  toggle.className = 'expand';
+  toggle.textContent = `all ${text.length.toLocaleString('en-US')} chars`;
+  toggle.addEventListener('click', () => {
+    const open = cell.classList.toggle('open');
+    shown.textContent = open ? text : `${text.slice(0, SHORT_CHARS)}…`;
+    toggle.textContent = open ? 'less' : `all ${text.length.toLocaleString('en-US')} chars`;
+  });
+  cell.append(shown, ' ', toggle);
+}
+
+function renderTable(columns: { name: string; type: string }[], rows: unknown[][]): HTMLTableElement {
   const table = document.createElement('table');
+  table.className = 'sql';
   const head = table.createTHead().insertRow();
-  for (const name of columns) {
+  for (const { name, type } of columns) {
     const th = document.createElement('th');
     th.textContent = name;
+    th.title = type;
     head.append(th);
   }
   const body = table.createTBody();
   for (const row of rows) {
     const tr = body.insertRow();
-    for (const value of row) tr.insertCell().textContent = cellText(value);
+    row.forEach((value, i) => fillCell(tr.insertCell(), cellText(value, columns[i]?.type ?? '')));
   }
   return table;
 }
 
 async function openDatabase(config: DOMStringMap): Promise<duckdb.AsyncDuckDBConnection> {
   const base = new URL(config.duckdb ?? 'duckdb/', window.location.href);
-  const bundles: duckdb.DuckDBBundles = {
-    mvp: { mainModule: new URL('duckdb-mvp.wasm', base).href, mainWorker: new URL('duckdb-browser-mvp.worker.js', base).href },
-    eh: { mainModule: new URL('duckdb-eh.wasm', base).href, mainWorker: new URL('duckdb-browser-eh.worker.js', base).href },
-  };
-  const bundle = await duckdb.selectBundle(bundles);
-  if (!bundle.mainWorker) throw new Error('duckdb-wasm found no worker script for this browser.');
-  const worker = new Worker(bundle.mainWorker);
+  const worker = new Worker(new URL('duckdb-browser-eh.worker.js', base).href);
   const db = new duckdb.AsyncDuckDB(new duckdb.VoidLogger(), worker);
-  await db.instantiate(bundle.mainModule, bundle.pthreadWorker);
+  await db.instantiate(new URL('duckdb-eh.wasm', base).href);
   await db.open({ query: { castBigIntToDouble: true, castTimestampToDate: true } });
   const connection = await db.connect();
   await connection.query('SET autoload_known_extensions = false');
@@ -71,6 +98,10 @@ async function openDatabase(config: DOMStringMap): Promise<duckdb.AsyncDuckDBCon
 
 async function main(): Promise<void> {
   if (!form || !input || !runButton || !output) return;
+  if (!(await duckdb.getPlatformFeatures()).wasmExceptions) {
+    setStatus('This browser has no WebAssembly exception handling, which the console needs (any browser from 2022 on has it). The Parquet files below work with any DuckDB.', true);
+    return;
+  }
   let connection: duckdb.AsyncDuckDBConnection;
   try {
     connection = await openDatabase(form.dataset);
@@ -94,8 +125,8 @@ async function main(): Promise<void> {
       const started = performance.now();
       try {
         const result = await connection.query(input.value);
-        const columns = result.schema.fields.map((f) => f.name);
-        const rows = result.toArray().slice(0, MAX_ROWS).map((row) => columns.map((c) => (row as Record<string, unknown>)[c]));
+        const columns = result.schema.fields.map((f) => ({ name: f.name, type: String(f.type) }));
+        const rows = result.toArray().slice(0, MAX_ROWS).map((row) => columns.map((c) => (row as Record<string, unknown>)[c.name]));
         output.replaceChildren(renderTable(columns, rows));
         const shown = result.numRows > MAX_ROWS ? ` (first ${MAX_ROWS} shown)` : '';
         setStatus(`${result.numRows} rows${shown} in ${Math.round(performance.now() - started)} ms.`);

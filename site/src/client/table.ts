@@ -1,38 +1,47 @@
 /**
  * Sorting and filtering for tables marked data-sortable (leaderboard, model and engine pages).
  * Progressive: without JavaScript the table is complete and in rank order; this only adds controls.
+ * A table has one <tbody> per group, its first row (class "g") the group's heading: sorting sorts within each group,
+ * the heading stays first, and a group whose rows are all filtered out hides its heading too.
  * Rows with class "x" (failed, timeout, skipped, invalid output) always stay below the ok rows: they are never ranked.
  */
 
-/** A cell's value for filters and sorting: its data-v where it shows more than its value (an entry with its engine's name, a scenario with its badge), else its text. */
+/** A cell's value for filters and sorting: its data-v where it shows more than its value (an entry with its engine's name, a figure with its mark), else its text. */
 function cellText(row: HTMLTableRowElement, col: number): string {
   const cell = row.cells[col];
   return (cell?.dataset.v ?? cell?.textContent ?? '').trim();
 }
 
+/** A group fact (model, batch, scenario, precision, hardware) is on the row's <tbody>. */
+function groupValue(row: HTMLTableRowElement, key: string): string {
+  return (row.parentElement as HTMLTableSectionElement | null)?.dataset[key] ?? '';
+}
+
 function numeric(text: string): number {
-  const value = Number.parseFloat(text.replace(/,/g, ''));
+  const value = Number.parseFloat(text.replace(/,/g, '').replace('−', '-'));
   return Number.isFinite(value) ? value : Number.NaN;
 }
 
+const dataRows = (body: HTMLTableSectionElement): HTMLTableRowElement[] => [...body.rows].filter((r) => !r.classList.contains('g'));
+
 function sortRows(table: HTMLTableElement, col: number, kind: string, descending: boolean): void {
-  const body = table.tBodies[0];
-  if (!body) return;
-  const rows = [...body.rows];
-  const ok = rows.filter((r) => !r.classList.contains('x'));
-  const rest = rows.filter((r) => r.classList.contains('x'));
   const direction = descending ? -1 : 1;
-  ok.sort((a, b) => {
-    if (kind === 'num') {
-      const x = numeric(cellText(a, col));
-      const y = numeric(cellText(b, col));
-      // Missing values sink to the bottom whichever the direction.
-      if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) === Number.isNaN(y) ? 0 : Number.isNaN(x) ? 1 : -1;
-      return (x - y) * direction;
-    }
-    return cellText(a, col).localeCompare(cellText(b, col)) * direction;
-  });
-  body.append(...ok, ...rest);
+  for (const body of table.tBodies) {
+    const rows = dataRows(body);
+    const ok = rows.filter((r) => !r.classList.contains('x'));
+    const rest = rows.filter((r) => r.classList.contains('x'));
+    ok.sort((a, b) => {
+      if (kind === 'num') {
+        const x = numeric(cellText(a, col));
+        const y = numeric(cellText(b, col));
+        // Missing values sink to the bottom whichever the direction.
+        if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) === Number.isNaN(y) ? 0 : Number.isNaN(x) ? 1 : -1;
+        return (x - y) * direction;
+      }
+      return cellText(a, col).localeCompare(cellText(b, col)) * direction;
+    });
+    body.append(...ok, ...rest);
+  }
 }
 
 function enhanceSorting(table: HTMLTableElement): void {
@@ -56,24 +65,35 @@ function enhanceSorting(table: HTMLTableElement): void {
 }
 
 function enhanceFilters(form: HTMLFormElement, table: HTMLTableElement): void {
-  const selects = [...form.querySelectorAll<HTMLSelectElement>('select[data-col]')];
+  const selects = [...form.querySelectorAll<HTMLSelectElement>('select[data-col], select[data-key]')];
   const status = form.querySelector<HTMLSelectElement>('select[data-status]');
+  const quiet = form.querySelector<HTMLInputElement>('input[data-quiet]');
   const search = form.querySelector<HTMLInputElement>('input[data-search]');
   const count = form.querySelector<HTMLOutputElement>('output[data-count]');
-  const rows = [...(table.tBodies[0]?.rows ?? [])];
+  const bodies = [...table.tBodies];
+  const total = bodies.reduce((n, body) => n + dataRows(body).length, 0);
+  const matches = (row: HTMLTableRowElement, select: HTMLSelectElement): boolean =>
+    select.value === '' || (select.dataset.key ? groupValue(row, select.dataset.key) : cellText(row, Number(select.dataset.col))) === select.value;
   const apply = (): void => {
     const needle = search?.value.trim().toLowerCase() ?? '';
     let shown = 0;
-    for (const row of rows) {
-      const bad = row.classList.contains('x');
-      const visible =
-        selects.every((s) => s.value === '' || cellText(row, Number(s.dataset.col)) === s.value) &&
-        (!status?.value || (status.value === 'x') === bad) &&
-        (needle === '' || (row.textContent ?? '').toLowerCase().includes(needle));
-      row.hidden = !visible;
-      if (visible) shown += 1;
+    for (const body of bodies) {
+      const heading = (body.rows[0]?.classList.contains('g') ? body.rows[0].textContent : '')?.toLowerCase() ?? '';
+      let inGroup = 0;
+      for (const row of dataRows(body)) {
+        const bad = row.classList.contains('x');
+        const visible =
+          selects.every((s) => matches(row, s)) &&
+          (!status?.value || (status.value === 'x') === bad) &&
+          (!quiet?.checked || row.querySelector('.noisy') === null) &&
+          (needle === '' || `${heading} ${row.textContent ?? ''}`.toLowerCase().includes(needle));
+        row.hidden = !visible;
+        if (visible) inGroup += 1;
+      }
+      body.hidden = inGroup === 0;
+      shown += inGroup;
     }
-    if (count) count.textContent = `${shown} of ${rows.length} rows`;
+    if (count) count.textContent = `${shown} of ${total} rows`;
   };
   form.addEventListener('input', apply);
   form.addEventListener('submit', (event) => event.preventDefault());

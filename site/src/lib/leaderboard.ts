@@ -27,9 +27,56 @@ export function leaderboardOrder(profiles: ProfileEntry[]): ProfileEntry[] {
     .filter((p) => p.status !== 'ok')
     .sort(
       (a, b) =>
-        a.model_name.localeCompare(b.model_name) || a.engine_entry.localeCompare(b.engine_entry) || b.created_at.localeCompare(a.created_at),
+        a.model_name.localeCompare(b.model_name) ||
+        a.hardware.localeCompare(b.hardware) ||
+        a.engine_entry.localeCompare(b.engine_entry) ||
+        b.created_at.localeCompare(a.created_at),
     );
   return [...ok, ...notOk];
+}
+
+/**
+ * Consecutive rows of one ranking group: ok rows of one model, batch size, scenario, executed precision and hardware
+ * (what rank_in_group counts within), or the unranked rows of one model and hardware. The table shows the group's
+ * shared facts once, in its heading row.
+ */
+export interface RowGroup {
+  ranked: boolean;
+  model: string;
+  batch: number | null;
+  scenario: string | null;
+  precision: string | null;
+  hardware: string;
+  rows: ProfileEntry[];
+}
+
+const groupKey = (p: ProfileEntry): string =>
+  p.status === 'ok'
+    ? ['ok', p.model_name, p.batch_size, p.scenario, p.precision ?? '', p.hardware].join('\u0000')
+    : ['x', p.model_name, p.hardware].join('\u0000');
+
+/** Rows already in leaderboardOrder, cut where the group changes. */
+export function rowGroups(ordered: ProfileEntry[]): RowGroup[] {
+  const groups: RowGroup[] = [];
+  let last = '';
+  for (const p of ordered) {
+    const key = groupKey(p);
+    if (key !== last || groups.length === 0) {
+      const ranked = p.status === 'ok';
+      groups.push({
+        ranked,
+        model: p.model_name,
+        batch: ranked ? p.batch_size : null,
+        scenario: ranked ? p.scenario : null,
+        precision: ranked ? p.precision : null,
+        hardware: p.hardware,
+        rows: [],
+      });
+      last = key;
+    }
+    groups[groups.length - 1]!.rows.push(p);
+  }
+  return groups;
 }
 
 export function leaderboardPages(profiles: ProfileEntry[]): ProfileEntry[][] {

@@ -1,68 +1,118 @@
-import { escapeXml } from './escape.js';
+import { accuracyCosts, costCellHtml, scoreCellHtml, type AccuracyCost } from './accuracy.js';
 import { STATUS_TEXT, type ProfileEntry } from './data.js';
+import { escapeXml } from './escape.js';
+import { CAUSES, explainFailure, type Cause } from './explain.js';
 import { DASH, fmtDay, fmtNum, fmtPct } from './format.js';
 import { verdictText } from './labels.js';
+import type { RowGroup } from './leaderboard.js';
+import { noiseOf } from './noise.js';
+import { scrubberFor } from './scrub.js';
 
-const REASON_CHARS = 100;
+const REASON_CHARS = 150;
+const WORDS_FIRST = new Set<Cause>(['precision', 'invalid', 'crash', 'unsupported']);
+
+/** Columns of a Profile table, in order: ProfileTable.astro's headings and the client's filters read these indexes. */
+export const COLUMNS = 12;
 
 /**
- * The engine cell: the entry, and under it the engine's name where the entry is a label. data-v is what the table's
- * filter and sort read (client/table.ts), so the entry filters as itself, not run together with the name.
+ * The engine cell: the entry, and under it the engine's name where the entry is a label and the precision asked for
+ * where the runtime executed another. data-v is what the table's filter and sort read (client/table.ts), so the
+ * entry filters as itself, not run together with the second line.
  */
 function engineCell(p: ProfileEntry): string {
   const entry = escapeXml(p.engine_entry);
-  return p.engine_entry === p.engine_name ? `<td>${entry}` : `<td data-v="${entry}">${entry} <small class="sub">${escapeXml(p.engine_name)}</small>`;
+  const sub = [
+    ...(p.engine_entry === p.engine_name ? [] : [escapeXml(p.engine_name)]),
+    ...(p.precision !== null && p.precision_requested !== null && p.precision_requested !== p.precision ? [`asked ${escapeXml(p.precision_requested)}`] : []),
+  ];
+  return sub.length === 0 ? `<td>${entry}` : `<td data-v="${entry}">${entry} <small class="sub">${sub.join(' · ')}</small>`;
 }
 
-/** The precision cell: the executed precision, and under it the request where the runtime did something else. */
-function precisionCell(p: ProfileEntry): string {
-  if (p.precision === null || p.precisionLabel === null) return `<td>${DASH}`;
-  if (p.precision_requested === null || p.precision_requested === p.precision) return `<td>${escapeXml(p.precisionLabel)}`;
-  return `<td data-v="${escapeXml(p.precisionLabel)}">${escapeXml(p.precision)} <small class="sub">asked ${escapeXml(p.precision_requested)}</small>`;
-}
-
-/**
- * The scenario cell: the scenario, and its VALID/INVALID badge with the reported figure and every reason in the
- * tooltip (the Profile page lists them too), so the reasons cost the table no width.
- */
-function scenarioCell(p: ProfileEntry): string {
-  const scenario = escapeXml(p.scenario);
+/** The scenario's VALID/INVALID badge, with the reported figure and every reason in the tooltip (the Profile page lists them too). */
+function verdictCell(p: ProfileEntry): string {
   const verdict = verdictText(p);
-  if (p.validity === null || verdict === null) return `<td>${scenario}`;
+  if (p.validity === null || verdict === null) return `<td>${DASH}`;
   const validity = escapeXml(p.validity);
-  return `<td data-v="${scenario}">${scenario} <span class="verdict verdict-${validity.toLowerCase()}" title="${escapeXml(verdict)}">${validity}</span>`;
+  return `<td data-v="${validity}"><span class="verdict verdict-${validity.toLowerCase()}" title="${escapeXml(verdict)}">${validity}</span>`;
 }
 
+/** Throughput, and the noisy mark (noise.ts) where the Profile's own figure is too uncertain to compare closely. */
+function throughputCell(p: ProfileEntry): string {
+  const noise = noiseOf(p);
+  if (!noise.noisy) return `<td>${fmtNum(p.throughput_mean)}`;
+  return `<td data-v="${p.throughput_mean ?? ''}">${fmtNum(p.throughput_mean)} <span class="noisy" title="${escapeXml(noise.brief)}">noisy</span>`;
+}
+
+/** The heading row of a group: the facts every row of it shares, the hardware among them, said once. */
+function groupHeading(group: RowGroup): string {
+  const facts = group.ranked
+    ? [escapeXml(group.model), `batch ${group.batch}`, escapeXml(group.scenario ?? ''), escapeXml(group.precision ?? 'precision unknown')]
+    : [escapeXml(group.model), 'not ranked: failed, timed out, skipped or invalid output'];
+  return `<tr class="g"><th colspan="${COLUMNS}" scope="rowgroup">${facts.join(' · ')} <span class="hw">${escapeXml(group.hardware)}</span>`;
+}
+
+function groupData(group: RowGroup): string {
+  const attrs: [string, string | number | null][] = [
+    ['model', group.model], ['batch', group.batch], ['scenario', group.scenario], ['precision', group.ranked ? (group.precision ?? DASH) : null], ['hardware', group.hardware],
+  ];
+  return attrs.filter(([, v]) => v !== null).map(([k, v]) => ` data-${k}="${escapeXml(String(v))}"`).join('');
+}
+
+function okRow(p: ProfileEntry, root: string, latency: (ms: number | null, p: ProfileEntry) => string, cost: AccuracyCost | undefined): string {
+  const memory = p.peak_device_mb ?? p.peak_rss_mb;
+  return (
+    `<tr><td>${p.rank_in_group ?? ''}${engineCell(p)}<td>${escapeXml(p.engine_device)}${verdictCell(p)}${throughputCell(p)}` +
+    `<td>${latency(p.p50_ms, p)}<td>${latency(p.p99_ms, p)}${scoreCellHtml(p)}${costCellHtml(cost)}<td>${fmtNum(memory)}<td>${fmtPct(p.peak_fraction, 2)}` +
+    profileLink(p, root)
+  );
+}
+
+function failedRow(p: ProfileEntry, root: string): string {
+  const explained = explainFailure(p, scrubberFor(p));
+  // What happened in words where the recorded message is a measurement (an error bound, an exit signal); else the message.
+  const message = explained === null ? 'no reason recorded' : WORDS_FIRST.has(explained.cause) ? explained.words : explained.message;
+  const reason = message.length > REASON_CHARS ? `${message.slice(0, REASON_CHARS - 1)}…` : message;
+  const cell = `b${p.batch_size} · ${escapeXml(p.scenario)}${p.precisionLabel ? ` · ${escapeXml(p.precisionLabel)}` : ''}`;
+  const cause = explained ? `<b title="${escapeXml(explained.fix)}">${CAUSES[explained.cause]}</b>: ` : '';
+  return (
+    `<tr class="x"><td>${engineCell(p)}<td>${escapeXml(p.engine_device)}` +
+    `<td colspan="${COLUMNS - 4}"><span class="status status-${p.status}">${STATUS_TEXT[p.status]}</span> ${cell}. ${cause}${escapeXml(reason)}` +
+    profileLink(p, root)
+  );
+}
+
+const costCache = new WeakMap<ProfileEntry[], Map<string, AccuracyCost>>();
+
+/** Every page of a build passes the same array of all Profiles: the costs are worked out once. */
+function costsOf(all: ProfileEntry[]): Map<string, AccuracyCost> {
+  let costs = costCache.get(all);
+  if (!costs) {
+    costs = accuracyCosts(all);
+    costCache.set(all, costs);
+  }
+  return costs;
+}
+
+/** The date is the link to the Profile: one column fewer than a date and an "open" link side by side. */
+const profileLink = (p: ProfileEntry, root: string): string => `<td><a href="${root}profiles/${p.slug}.html">${fmtDay(p.created_at)}</a>`;
+
 /**
- * The leaderboard's body as HTML text. Written by hand because at a thousand rows every byte counts:
- * optional end tags (</td>, </tr>) are left out, as HTML allows. Every database string goes through
+ * The table's bodies as HTML text, one <tbody> a group. Written by hand because at a thousand rows every byte counts:
+ * optional end tags (</td>, </tr>, </tbody>) are left out, as HTML allows. Every database string goes through
  * escapeXml, the contract's enum values (scenario, validity) too; numbers are formatted here and carry nothing from
- * the database but digits, and a latency boundary is one of the contract's zod-checked enum values.
+ * the database but digits, and a latency boundary is one of the contract's zod-checked enum values. `all` is every
+ * Profile the accuracy cost may compare against (a paged leaderboard's rows are not all of them).
  */
-export function profileRowsHtml(rows: ProfileEntry[], root: string, mixedBoundaries: boolean): string {
-  const out: string[] = [];
+export function profileBodiesHtml(groups: RowGroup[], root: string, mixedBoundaries: boolean, all: ProfileEntry[]): string {
+  const costs = costsOf(all);
   // Where the column heading cannot name one boundary, every latency names its own.
   const latency = (ms: number | null, p: ProfileEntry): string =>
     mixedBoundaries && ms !== null ? `${fmtNum(ms)} <small class="sub">${p.latency_boundary}</small>` : fmtNum(ms);
-  for (const p of rows) {
-    const head =
-      `<td>${escapeXml(p.model_name)}${engineCell(p)}<td>${escapeXml(p.engine_device)}<td>${p.batch_size}${scenarioCell(p)}` +
-      `${precisionCell(p)}<td>${escapeXml(p.hardware)}`;
-    // The date is the link to the Profile: one column fewer than a date and an "open" link side by side.
-    const tail = `<td><a href="${root}profiles/${p.slug}.html">${fmtDay(p.created_at)}</a>`;
-    if (p.status === 'ok') {
-      const memory = p.peak_device_mb ?? p.peak_rss_mb;
-      out.push(
-        `<tr><td>${p.rank_in_group ?? ''}${head}<td>${fmtNum(p.throughput_mean)}<td>${latency(p.p50_ms, p)}<td>${latency(p.p99_ms, p)}` +
-          `<td>${fmtPct(p.accuracy)}<td>${fmtNum(memory)}<td>${fmtPct(p.peak_fraction, 2)}${tail}`,
-      );
-    } else {
-      const text = p.error ?? 'no reason recorded';
-      const reason = text.length > REASON_CHARS ? `${text.slice(0, REASON_CHARS - 1)}…` : text;
-      out.push(
-        `<tr class="x"><td>${head}<td colspan="6"><span class="status status-${p.status}">${STATUS_TEXT[p.status]}</span> ${escapeXml(reason)}${tail}`,
-      );
-    }
-  }
-  return out.join('');
+  return groups
+    .map(
+      (group) =>
+        `<tbody${groupData(group)}>${groupHeading(group)}` +
+        group.rows.map((p) => (p.status === 'ok' ? okRow(p, root, latency, costs.get(p.profile_id)) : failedRow(p, root))).join(''),
+    )
+    .join('');
 }

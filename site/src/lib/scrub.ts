@@ -1,0 +1,83 @@
+import os from 'node:os';
+import path from 'node:path';
+import type { PublishedProfile } from '@pbh/core';
+
+/**
+ * Published pages carry no absolute path of the machine that ran or built them: a path becomes relative to the
+ * experiment config (as the config itself wrote it), else relative to the repository the site is built from, else
+ * `…/` and its last two parts. The downloadable JSON keeps every path as recorded.
+ */
+export type Scrub = (text: string) => string;
+
+/** An absolute POSIX path of two or more parts, not part of a URL (`http://host/a/b`) or of a relative path (`a/b/c`). */
+const ABSOLUTE = /(?<![\w.:/~-])\/(?:[\w.@+~-]+\/)+[\w.@+~-]*/g;
+
+/** The repository the site is built from: astro.config.ts sets it (the site's parent folder). */
+function repoRoot(): string {
+  return process.env.PBH_SITE_REPO ?? path.resolve(process.cwd(), '..');
+}
+
+/** Folders a path is shown relative to, most specific first: `prefix` replaces `dir/`. */
+export interface Base {
+  dir: string;
+  prefix: string;
+}
+
+const repoBases = (): Base[] => [{ dir: repoRoot(), prefix: '' }];
+
+/**
+ * Where the config's relative paths start, read from the model entry: the config wrote `../.cache/m.onnx`, PBH
+ * resolved `/work/repo/.cache/m.onnx`, so `/work/repo/` is `../` seen from the config. Null where the entry's path
+ * was already absolute (nothing to learn) or the two do not end alike.
+ */
+function configBase(p: PublishedProfile): Base | null {
+  const resolved = p.profile.model?.path;
+  const cell = (p.profile.config as { cell?: { model?: { path?: unknown } } } | null)?.cell;
+  const written = cell?.model?.path;
+  if (typeof resolved !== 'string' || typeof written !== 'string' || path.isAbsolute(written)) return null;
+  const parts = path.posix.normalize(written).split('/');
+  const ups = parts.filter((part) => part === '..').length;
+  const tail = parts.filter((part) => part !== '..' && part !== '.').join('/');
+  if (!resolved.endsWith(`/${tail}`)) return null;
+  return { dir: resolved.slice(0, resolved.length - tail.length - 1), prefix: ups === 0 ? '' : '../'.repeat(ups) };
+}
+
+function shorten(absolute: string, bases: Base[]): string {
+  for (const { dir, prefix } of bases) {
+    if (absolute === dir) return prefix === '' ? '.' : prefix.slice(0, -1);
+    if (absolute.startsWith(`${dir}/`)) return `${prefix}${absolute.slice(dir.length + 1)}`;
+  }
+  const parts = absolute.split('/').filter(Boolean);
+  return parts.length <= 2 ? `…/${parts.join('/')}` : `…/${parts.slice(-2).join('/')}`;
+}
+
+export function scrubWith(bases: Base[]): Scrub {
+  // The home folder names the user: it is never kept, whatever base it sits under.
+  const home = os.homedir();
+  return (text) =>
+    text.replace(ABSOLUTE, (match) => {
+      const shown = shorten(match, bases);
+      return home.length > 1 && shown.includes(home) ? shown.replaceAll(home, '~') : shown;
+    });
+}
+
+/** The scrubber for one Profile's texts: its config's folder first, then the repository. */
+export function scrubberFor(p: PublishedProfile): Scrub {
+  const base = configBase(p);
+  return scrubWith(base ? [base, ...repoBases()] : repoBases());
+}
+
+/** For texts that belong to no one Profile (a run's command): the repository only. */
+export function scrubRepo(text: string): string {
+  return scrubWith(repoBases())(text);
+}
+
+/**
+ * An error as a page shows it: the message without the worker's stderr tail or a stack (both stay in the Profile's
+ * JSON), paths scrubbed.
+ */
+export function pageError(error: string | null, scrub: Scrub): string | null {
+  if (error === null) return null;
+  const cut = error.split(/\n--- last stderr of |\n\s+at |\nTraceback \(most recent call last\)/)[0] ?? error;
+  return scrub(cut.trim());
+}
