@@ -7,7 +7,7 @@ import { expandCells } from '../config/keys.js';
 import { loadExperiment, type LoadedExperiment } from '../config/load.js';
 import { sweepStatus, type CellStatus } from './cell-status.js';
 import { renderSbatchScript } from './sbatch-script.js';
-import { sbatch } from './slurm.js';
+import { sbatch, SlurmError } from './slurm.js';
 import { logsDir, readSweepFile, shardsDir, SWEEP_FILE, SweepFileError, writeSweepFile, type SlurmOptions, type SweepFile } from './sweep-file.js';
 
 /** pbh's own CLI, which every task runs: dist/cli/main.js beside this module's folder. */
@@ -59,7 +59,12 @@ export async function startSweep(loaded: LoadedExperiment, dir: string, slurm: S
     throw new SweepFileError(`${dir} already holds a sweep (${SWEEP_FILE}): see it with pbh sweep status ${dir}, rerun what is not ok with pbh sweep resubmit ${dir}, or pass another --dir.`);
   }
   const sweep = await planSweep(loaded, slurm);
-  return submitTasks(dir, sweep, sweep.cells.map((_, i) => i));
+  try {
+    return await submitTasks(dir, sweep, sweep.cells.map((_, i) => i));
+  } catch (error) {
+    if (!(error instanceof SlurmError)) throw error;
+    throw new SlurmError(`${error.message}\nThe sweep folder ${dir} is kept with no job: once sbatch works here, pbh sweep resubmit ${dir} submits every cell.`);
+  }
 }
 
 export interface Resubmission {
