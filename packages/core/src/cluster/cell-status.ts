@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { StoreLockedError, type ProfileSummary } from '../store/index.js';
+import { StoreLockedError, StoreSchemaError, StoreUnreadableError, type ProfileSummary } from '../store/index.js';
 import { openShardForReading } from '../store/read-shard.js';
 import { slurmView, taskId, type SlurmView } from './slurm.js';
 import { shardPath, type SweepFile } from './sweep-file.js';
@@ -19,8 +19,12 @@ export interface CellStatus {
   detail: string;
 }
 
-/** What a cell's shard holds: its Profiles, or that a running task has it open. */
-export type ShardView = { kind: 'absent' } | { kind: 'locked' } | { kind: 'profiles'; profiles: ProfileSummary[] };
+/** What a cell's shard holds: its Profiles, that a running task has it open, or why it cannot be read. */
+export type ShardView =
+  | { kind: 'absent' }
+  | { kind: 'locked' }
+  | { kind: 'unreadable'; reason: string }
+  | { kind: 'profiles'; profiles: ProfileSummary[] };
 
 const PENDING = new Set(['PENDING', 'REQUEUED', 'REQUEUE_FED', 'REQUEUE_HOLD', 'RESV_DEL_HOLD', 'SPECIAL_EXIT', 'CONFIGURING']);
 const RUNNING = new Set(['RUNNING', 'COMPLETING', 'SUSPENDED', 'STOPPED', 'SIGNALING', 'STAGE_OUT', 'RESIZING']);
@@ -36,6 +40,9 @@ export async function readShard(file: string): Promise<ShardView> {
     }
   } catch (error) {
     if (error instanceof StoreLockedError) return { kind: 'locked' };
+    // One bad shard (half-written on a filesystem without working locks, from a newer pbh) is that cell's state,
+    // not the end of the whole status.
+    if (error instanceof StoreUnreadableError || error instanceof StoreSchemaError) return { kind: 'unreadable', reason: error.message };
     throw error;
   }
 }
@@ -57,6 +64,7 @@ export function cellStatus(index: number, key: string, label: string, task: stri
   if ((slurm !== null && RUNNING.has(slurm)) || shard.kind === 'locked') {
     return { ...base, state: 'running', detail: slurm !== null ? `Slurm: ${slurm}` : 'its shard is open in a running pbh' };
   }
+  if (shard.kind === 'unreadable') return { ...base, state: 'failed', detail: `shard unreadable: ${shard.reason}${slurm ? ` (Slurm: ${slurm})` : ''}` };
   if (profile !== null) {
     return { ...base, state: 'failed', detail: `Profile ${profile.status}${profile.error ? `: ${profile.error}` : ''}${slurm ? ` (Slurm: ${slurm})` : ''}` };
   }

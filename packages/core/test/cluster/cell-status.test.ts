@@ -36,6 +36,8 @@ describe('a sweep cell\u2019s state', () => {
     expect(state('CANCELLED', { kind: 'absent' })).toBe('failed');
     expect(state('TIMEOUT', { kind: 'absent' })).toBe('failed');
     expect(state(null, shard(summary('a', 'skipped')))).toBe('failed');
+    expect(state('COMPLETED', { kind: 'unreadable', reason: 'it is an empty file' })).toBe('failed');
+    expect(state('RUNNING', { kind: 'unreadable', reason: 'it is an empty file' })).toBe('running');
     expect(state('COMPLETED', { kind: 'absent' })).toBe('missing');
     expect(state(null, { kind: 'absent' })).toBe('missing');
     expect(cellStatus(0, KEY, 'cell', null, null, { kind: 'absent' }).detail).toBe('never submitted');

@@ -60,7 +60,11 @@ Options:
   --no-exclusive      let tasks share nodes (timings of neighbours disturb each other)
   --max-parallel N    at most N tasks at once (--array=...%N)
   --dry-run           print the sbatch script and submit nothing
-  --format F          status: table (default) or json`,
+  --format F          status: table (default) or json
+
+Exit code 0 when submitted (the job id is the last line printed) or the status is shown, whatever the cells' states;
+1 when sbatch fails (the sweep folder is kept for resubmit); 2 for bad flags, a bad config or a folder that is not a
+sweep, or one that already holds a sweep.`,
   options: {
     slurm: { type: 'boolean' },
     dir: { type: 'string' },
