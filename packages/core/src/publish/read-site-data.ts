@@ -30,7 +30,8 @@ SELECT p.profile_id, p.run_id, r.name AS run_name, p.cell_key, p.created_at, p.s
   ${headline('p50')} AS p50_ms, ${headline('p99')} AS p99_ms,
   p.predict_p50_ms, p.predict_p99_ms, p.engine_p50_ms, p.engine_p99_ms, p.transport_p50_ms, p.end_to_end_p50_ms, p.model_only_p50_ms,
   p.query_p50_ms, p.query_p99_ms,
-  p.peak_rss_mb, p.peak_device_mb, p.achieved_flops, p.peak_fraction, p.top1, p.top5, p.command, p.system_id,
+  p.peak_rss_mb, p.peak_device_mb, p.achieved_flops, p.peak_fraction, p.top1, p.top5,
+  g.ttft_p50_ms, g.ttft_p99_ms, g.itl_p50_ms, g.itl_p99_ms, g.output_tokens_per_s, g.goodput_rps, g.perplexity, p.command, p.system_id,
   s.cpu_model, s.cpu_cores, s.gpus::VARCHAR AS gpus, s.hostname, ${HARDWARE} AS hardware,
   m.sparsity_actual, m.sparsity_kind, m.parameters::DOUBLE AS parameters, m.flops_per_sample,
   l.rank_in_group, p.profile_json::VARCHAR AS profile
@@ -39,6 +40,7 @@ LEFT JOIN systems s ON s.system_id = p.system_id
 LEFT JOIN models m ON m.model_sha256 = p.model_sha256
 LEFT JOIN runs r ON r.run_id = p.run_id
 LEFT JOIN leaderboard l ON l.profile_id = p.profile_id
+LEFT JOIN generation g ON g.profile_id = p.profile_id
 ORDER BY p.created_at, p.profile_id`;
 
 const RUN_SQL = `
