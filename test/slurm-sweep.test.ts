@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
 import { ROOT, suiteData, suiteModel } from './suite.js';
@@ -174,5 +175,29 @@ describe('pbh sweep on a real one-node Slurm cluster', () => {
       { engine_entry: 'onnxruntime', batch_size: 8 },
       { engine_entry: 'onnxruntime', batch_size: 32 },
     ]);
+
+    // A copy of a shard with one Profile changed under its id, and one from a newer pbh: the first is a conflict
+    // naming both files (exit 2), the second is refused before anything is written (exit 3).
+    const shardFile = path.join(shards, `${done[1]!.key}.duckdb`);
+    const changed = path.join(dir, 'changed.duckdb');
+    const newer = path.join(dir, 'newer.duckdb');
+    for (const [file, sql] of [
+      [changed, `UPDATE profiles SET profile_json = json_merge_patch(profile_json, '{"error_detail": "edited"}')`],
+      [newer, `INSERT INTO schema_version (version, description) VALUES (999, 'from a newer pbh')`],
+    ] as const) {
+      copyFileSync(shardFile, file);
+      const instance = await DuckDBInstance.create(file);
+      const connection = await instance.connect();
+      await connection.run(sql);
+      connection.closeSync();
+      instance.closeSync();
+    }
+    const conflict = await pbh(['merge', changed, '--db', db]);
+    expect(conflict.code).toBe(2);
+    expect(conflict.stderr).toContain(`in ${changed} differs from the profile with that id already stored in ${db}`);
+    const refused = await pbh(['merge', shards, newer, '--db', db]);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain(`${newer} has schema v999, newer than this pbh`);
+    expect(await contents(db)).toEqual(all);
   });
 });
