@@ -6,3 +6,6 @@ export const SUITE = path.join(ROOT, '.cache', 'suite');
 export const suiteModel = (name: string): string => path.join(SUITE, 'models', `${name}.onnx`);
 export const suiteData = (file: string): string => path.join(SUITE, 'data', file);
 export const PBH_BIN = path.join(ROOT, 'packages', 'core', 'dist', 'cli', 'main.js');
+
+/** The bundled byte LM and its data (python/generate_lm.py, also run by test/global-setup.ts). */
+export const LM = path.join(ROOT, '.cache', 'lm');
