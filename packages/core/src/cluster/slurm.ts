@@ -64,6 +64,20 @@ function expandTaskIds(raw: string): string[] {
 }
 
 /**
+ * "ID|STATE" lines, as `squeue -o '%i|%T'` and `sacct -P -o JobID,State` print them, to states by "JOB_TASK" for the
+ * jobs in `wanted`. sacct writes "CANCELLED by 0": the first word is the state.
+ */
+export function parseTaskStates(stdout: string, wanted: ReadonlySet<string>): Map<string, SlurmState> {
+  const tasks = new Map<string, SlurmState>();
+  for (const line of stdout.split('\n')) {
+    const [raw, state] = line.trim().split('|');
+    if (!raw || !state) continue;
+    for (const id of expandTaskIds(raw)) if (wanted.has(id.split('_')[0]!)) tasks.set(id, state.split(' ')[0]!);
+  }
+  return tasks;
+}
+
+/**
  * The state of every task of these jobs: squeue first (live jobs, and finished ones slurmctld still holds, for
  * MinJobAge), then sacct for the rest where the cluster keeps accounting. Neither answering is not an error: the
  * shards still say what was measured.
@@ -76,21 +90,12 @@ export async function slurmView(jobIds: readonly string[]): Promise<SlurmView> {
   const q = await slurmCommand('squeue', ['-h', '-r', '-t', 'all', '-u', os.userInfo().username, '-o', '%i|%T']);
   if (q.ok) {
     view.sources.push('squeue');
-    for (const line of q.stdout.split('\n')) {
-      const [raw, state] = line.trim().split('|');
-      if (!raw || !state) continue;
-      for (const id of expandTaskIds(raw)) if (wanted.has(id.split('_')[0]!)) view.tasks.set(id, state);
-    }
+    for (const [id, state] of parseTaskStates(q.stdout, wanted)) view.tasks.set(id, state);
   } else view.notes.push(`squeue: ${q.stderr.trim().split('\n')[0] ?? 'failed'}`);
   const a = await slurmCommand('sacct', ['-n', '-P', '-X', '-j', jobIds.join(','), '-o', 'JobID,State']);
   if (a.ok) {
     view.sources.push('sacct');
-    for (const line of a.stdout.split('\n')) {
-      const [raw, state] = line.trim().split('|');
-      if (!raw || !state) continue;
-      // "CANCELLED by 0": the first word is the state.
-      for (const id of expandTaskIds(raw)) if (!view.tasks.has(id)) view.tasks.set(id, state.split(' ')[0]!);
-    }
+    for (const [id, state] of parseTaskStates(a.stdout, wanted)) if (!view.tasks.has(id)) view.tasks.set(id, state);
   } else view.notes.push(`sacct: ${a.stderr.trim().split('\n')[0] ?? 'failed'}`);
   return view;
 }

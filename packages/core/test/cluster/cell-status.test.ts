@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cellStatus, type ShardView } from '../../src/cluster/cell-status.js';
+import { parseTaskStates } from '../../src/cluster/slurm.js';
 import type { ProfileSummary } from '../../src/store/index.js';
 
 const KEY = '0123456789abcdef';
@@ -41,5 +42,16 @@ describe('a sweep cell\u2019s state', () => {
     expect(state('COMPLETED', { kind: 'absent' })).toBe('missing');
     expect(state(null, { kind: 'absent' })).toBe('missing');
     expect(cellStatus(0, KEY, 'cell', null, null, { kind: 'absent' }).detail).toBe('never submitted');
+  });
+});
+
+describe('what squeue and sacct print', () => {
+  it('reads task states by JOB_TASK for the sweep\u2019s jobs only, pending ranges expanded', () => {
+    const squeue = ['12_[3-5,9%2]|PENDING', '12_1|RUNNING', '77_0|RUNNING', ''].join('\n');
+    expect([...parseTaskStates(squeue, new Set(['12']))]).toEqual([
+      ['12_3', 'PENDING'], ['12_4', 'PENDING'], ['12_5', 'PENDING'], ['12_9', 'PENDING'], ['12_1', 'RUNNING'],
+    ]);
+    const sacct = ['12_0|CANCELLED by 0', '12_2|COMPLETED', '12_6|FAILED', '12.batch|COMPLETED'].join('\n');
+    expect(Object.fromEntries(parseTaskStates(sacct, new Set(['12'])))).toEqual({ '12_0': 'CANCELLED', '12_2': 'COMPLETED', '12_6': 'FAILED' });
   });
 });
