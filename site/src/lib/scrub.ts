@@ -39,7 +39,10 @@ function configBase(p: PublishedProfile): Base | null {
   const ups = parts.filter((part) => part === '..').length;
   const tail = parts.filter((part) => part !== '..' && part !== '.').join('/');
   if (!resolved.endsWith(`/${tail}`)) return null;
-  return { dir: resolved.slice(0, resolved.length - tail.length - 1), prefix: ups === 0 ? '' : '../'.repeat(ups) };
+  const dir = resolved.slice(0, resolved.length - tail.length - 1);
+  // A config that climbs to the filesystem's root would show every path whole, as ../../ and the absolute path.
+  if (dir.split('/').filter(Boolean).length === 0) return null;
+  return { dir, prefix: ups === 0 ? '' : '../'.repeat(ups) };
 }
 
 function shorten(absolute: string, bases: Base[]): string {
@@ -70,6 +73,18 @@ export function scrubberFor(p: PublishedProfile): Scrub {
 /** For texts that belong to no one Profile (a run's command): the repository only. */
 export function scrubRepo(text: string): string {
   return scrubWith(repoBases())(text);
+}
+
+/** A relative path that climbs (`../../tmp/x.json`): in a command, relative to the folder pbh ran in. */
+const CLIMBING = /(?<![\w./~-])(?:\.\.\/)+[\w.@+~-]+(?:\/[\w.@+~-]+)*/g;
+
+/**
+ * A command as a page shows it: pbh records paths relative to the folder it ran in, usually the repository, so one
+ * that climbs out of it (`--db ../../tmp/x.duckdb`) is resolved from there and shortened like an absolute path.
+ */
+export function scrubCommand(command: string, scrub: Scrub = scrubRepo): string {
+  const root = repoRoot();
+  return scrub(command.replace(CLIMBING, (match) => (path.resolve(root, match).startsWith(`${root}/`) ? match : path.resolve(root, match))));
 }
 
 /**

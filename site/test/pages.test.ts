@@ -1,0 +1,311 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { openStore, ProfileSchema, runQuery, type Profile } from '@pbh/core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { noiseOf } from '../src/lib/noise.js';
+import { addConstructedProfiles, BROWSER_ARGS, pbh, ROOT, runFixtures } from './pages-fixture.js';
+
+/**
+ * The pages half of the results site, read in Chromium as a reader would: the grouped leaderboard at 1400 x 900,
+ * agreement and accuracy cost, the noisy mark, failures explained with their fix (engine and Profile pages), options
+ * and facts as tables, no local path or stack on any page, the Machines and Reproduce pages, and the SQL console
+ * (one duckdb-wasm build, ISO timestamps, long values cut). The database comes from real runs (pages-fixture.ts) plus
+ * two Profiles this CPU cannot produce, derived from a real one: a bf16 execution and a worker crash.
+ */
+
+const SHOTS = path.join(ROOT, 'site', 'test', 'screenshots');
+const CHROMIUM = '/usr/bin/chromium';
+/** An absolute POSIX path in page text: not the tail of a relative one (`../work/x`) or of a URL. */
+const ABSOLUTE_PATH = /(?<![\w.:/~-])\/(?:work|tmp|home|root|Users|var|opt|srv|mnt)\/[\w.@+-]+/;
+
+let tmp: string;
+let db: string;
+let out: string;
+let browser: Browser;
+let page: Page;
+let server: { stop: () => void; url: string };
+let profiles: Profile[];
+const consoleErrors: string[] = [];
+
+function serve(dir: string): Promise<{ stop: () => void; url: string }> {
+  return new Promise((resolve, reject) => {
+    void import('node:child_process').then(({ spawn }) => {
+      const child = spawn(process.execPath, [path.join(ROOT, 'packages', 'core', 'dist', 'cli', 'main.js'), 'site', 'serve', '--dir', dir, '--port', '0'], { cwd: ROOT });
+      let text = '';
+      const timer = setTimeout(() => reject(new Error(`pbh site serve did not start: ${text}`)), 20_000);
+      child.stdout.on('data', (d: Buffer) => {
+        text += d.toString();
+        const match = / at (http:\/\/\S+) /.exec(text);
+        if (match?.[1]) {
+          clearTimeout(timer);
+          resolve({ stop: () => child.kill('SIGTERM'), url: match[1] });
+        }
+      });
+    });
+  });
+}
+
+const byEngineEntry = (entry: string): Profile[] => profiles.filter((p) => (p.engine.label ?? p.engine.name) === entry);
+/** Profile id to page name, read from the site's own downloads (data/profiles/SLUG.json). */
+const slugs = new Map<string, string>();
+const slugOf = (id: string): string => slugs.get(id) ?? '';
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'pbh-pages-test-'));
+  db = path.join(tmp, 'results.duckdb');
+  out = path.join(tmp, 'site');
+  await runFixtures(tmp, db);
+  await addConstructedProfiles(db);
+  const build = await pbh(['site', 'build', '--db', db, '--out', out], 300_000);
+  if (build.code !== 0) throw new Error(`pbh site build failed (${build.code}): ${build.stderr}`);
+  profiles = readdirSync(path.join(out, 'data', 'profiles'))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => {
+      const profile = ProfileSchema.parse(JSON.parse(readFileSync(path.join(out, 'data', 'profiles', f), 'utf8')));
+      slugs.set(profile.profile_id, f.replace(/\.json$/, ''));
+      return profile;
+    });
+  server = await serve(out);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get update && apt-get install -y chromium`);
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: BROWSER_ARGS });
+  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
+  });
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  server?.stop();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+describe('the leaderboard', () => {
+  it('groups by model, batch, scenario, precision and hardware, says the hardware once per group, ranks within it, and fits 1400 px', async () => {
+    await page.goto(`${server.url}index.html`);
+    const groups = await page.locator('table#lb tbody').evaluateAll((bodies: HTMLTableSectionElement[]) =>
+      bodies.map((b) => ({
+        ...b.dataset,
+        heading: b.rows[0]?.textContent ?? '',
+        rows: [...b.rows].slice(1).map((r) => ({ ok: !r.classList.contains('x'), rank: r.cells[0]?.textContent ?? '', text: r.textContent ?? '', href: r.querySelector('a')?.getAttribute('href') ?? '' })),
+      })),
+    );
+    expect(groups.length).toBeGreaterThan(2);
+    const store = await openStore(db, { readOnly: true });
+    let view: Map<string, { rank: number; hardware: string }>;
+    try {
+      const result = await runQuery(store, 'SELECT profile_id, rank_in_group, hardware FROM leaderboard');
+      view = new Map(result.rows.map(([id, rank, hardware]) => [String(id), { rank: Number(rank), hardware: String(hardware) }]));
+    } finally {
+      await store.close();
+    }
+    for (const group of groups) {
+      expect(group.heading).toContain(group.hardware);
+      for (const row of group.rows) expect(row.text, 'the hardware is said in the heading only').not.toContain(group.hardware);
+      group.rows.filter((r) => r.ok).forEach((row, i) => {
+        expect(row.rank).toBe(String(i + 1));
+        const id = profiles.find((p) => row.href === `profiles/${slugOf(p.profile_id)}.html`)?.profile_id ?? '';
+        expect(view.get(id), row.href).toEqual({ rank: i + 1, hardware: group.hardware });
+      });
+    }
+    // digits_cnn at batch 1 in fp32: two onnxruntime Profiles and OpenVINO's, ranked 1-3 in one group.
+    const digits = groups.find((g) => g.model === 'digits_cnn' && g.batch === '1' && g.precision === 'fp32');
+    expect(digits?.rows.filter((r) => r.ok).map((r) => r.rank)).toEqual(['1', '2', '3']);
+
+    const fit = await page.evaluate(() => {
+      const table = document.querySelector('table#lb')!;
+      const last = document.querySelector('table#lb thead th:last-child')!.getBoundingClientRect();
+      return { scroll: table.scrollWidth, room: table.parentElement!.clientWidth, lastRight: last.right, window: window.innerWidth };
+    });
+    expect(fit.scroll).toBeLessThanOrEqual(fit.room);
+    expect(fit.lastRight).toBeLessThanOrEqual(fit.window);
+    await page.screenshot({ path: path.join(SHOTS, 'pages-leaderboard-1400.png'), fullPage: true });
+  });
+
+  it('labels a random-weight model\'s score agreement, and gives trained models an accuracy cost against the reference engine', async () => {
+    await page.goto(`${server.url}index.html`);
+    const rows = await page.locator('table#lb tbody tr:not(.g):not(.x)').evaluateAll((trs: HTMLTableRowElement[]) =>
+      trs.map((tr) => ({ model: (tr.parentElement as HTMLElement).dataset.model, entry: (tr.cells[1]?.dataset.v ?? tr.cells[1]?.textContent ?? '').trim(), score: tr.cells[7]?.textContent ?? '', scoreTitle: tr.cells[7]?.title ?? '', cost: tr.cells[8]?.textContent ?? '', costTitle: tr.cells[8]?.title ?? '' })),
+    );
+    const squeeze = rows.filter((r) => r.model === 'squeezenet');
+    expect(squeeze.length).toBe(2);
+    for (const row of squeeze) {
+      expect(row.score).toMatch(/^\d+\.\d% agreement$/);
+      expect(row.scoreTitle).toMatch(/agreement with onnxruntime's answers .*not accuracy/);
+      expect(row.cost).toBe('—');
+    }
+    const digits = rows.filter((r) => r.model === 'digits_cnn');
+    // The reference is onnxruntime's newest ok Profile of the cell.
+    const accuracy = (entry: string): number =>
+      byEngineEntry(entry).filter((p) => p.status === 'ok' && p.model.name === 'digits_cnn').sort((a, b) => a.created_at.localeCompare(b.created_at)).map((p) => p.scores.find((s) => s.metric === 'top1')!.value).at(-1)!;
+    expect(digits.filter((r) => r.cost === 'ref')).toHaveLength(1);
+    const openvino = digits.find((r) => r.entry === 'openvino')!;
+    const points = (accuracy('openvino') - accuracy('onnxruntime')) * 100;
+    expect(openvino.cost).toMatch(/^[−+±]\d+\.\d pp$/);
+    expect(Number(openvino.cost.replace('−', '-').replace('±', '').replace(' pp', ''))).toBeCloseTo(points, 1);
+    expect(openvino.costTitle).toContain('onnxruntime');
+    expect(await page.locator('table#lb thead th').allTextContents()).toEqual(expect.arrayContaining(['Accuracy / agreement', 'Accuracy cost']));
+  });
+
+  it('marks exactly the noisy Profiles, with why, on the leaderboard, the engine page and the Profile page', async () => {
+    const expected = (p: Profile) =>
+      noiseOf({ throughput_mean: p.throughput?.mean ?? null, throughput_ci95_low: p.throughput?.ci95_low ?? null, throughput_ci95_high: p.throughput?.ci95_high ?? null, profile: p });
+    for (const where of ['index.html', 'engines/onnxruntime.html']) {
+      await page.goto(`${server.url}${where}`);
+      const marks = await page.locator('table#lb tbody tr:not(.g):not(.x)').evaluateAll((trs: HTMLTableRowElement[]) =>
+        trs.map((tr) => ({ href: tr.querySelector('a')?.getAttribute('href') ?? '', mark: tr.querySelector('.noisy')?.getAttribute('title') ?? null })),
+      );
+      expect(marks.length).toBeGreaterThan(0);
+      for (const { href, mark } of marks) {
+        const profile = profiles.find((p) => href.endsWith(`profiles/${slugOf(p.profile_id)}.html`))!;
+        const noise = expected(profile);
+        expect(mark !== null, `${where} ${href}`).toBe(noise.noisy);
+        if (mark !== null) expect(mark).toBe(noise.brief);
+      }
+    }
+    const noisy = profiles.find((p) => p.status === 'ok' && expected(p).noisy);
+    if (noisy) {
+      await page.goto(`${server.url}profiles/${slugOf(noisy.profile_id)}.html`);
+      const note = await page.locator('#noise').textContent();
+      for (const reason of expected(noisy).reasons) expect(note).toContain(reason);
+      expect(note).toContain('100 ms');
+    }
+  });
+});
+
+describe('failures', () => {
+  it('explains each cause in words with its fix on the engine page, grouped by cause', async () => {
+    await page.goto(`${server.url}engines/openvino.html`);
+    const sections = await page.locator('section.cause-group').evaluateAll((els) => els.map((e) => ({ heading: e.querySelector('h3')?.textContent ?? '', text: e.textContent ?? '' })));
+    const section = (cause: string) => sections.find((s) => s.heading.startsWith(cause))?.text ?? '';
+    expect(sections.map((s) => s.heading.replace(/\s*\(.*$/, ''))).toEqual(['Precision mismatch', 'Outputs differ from the reference', 'Worker crashed']);
+    expect(section('Precision mismatch')).toMatch(/openvino-bf16 executed bf16 while onnxruntime, the reference, ran the model's own fp32/);
+    expect(section('Precision mismatch')).toContain('precision: fp32');
+    expect(section('Precision mismatch')).toContain('tolerance');
+    expect(section('Outputs differ from the reference')).toMatch(/computed at fp32, as the reference did/);
+    expect(section('Worker crashed')).toContain("worker process died");
+    for (const s of sections) expect(s.text).toContain('What to change:');
+    await page.screenshot({ path: path.join(SHOTS, 'pages-engine-failures.png'), fullPage: true });
+
+    await page.goto(`${server.url}engines/tvm.html`);
+    expect(await page.locator('section.cause-group h3').allTextContents()).toEqual([expect.stringMatching(/^Ran out of time/)]);
+    expect(await page.locator('section.cause-group').textContent()).toContain('timeout_s');
+  });
+
+  it('explains a failure on its Profile page, keeps stderr and the stack in the JSON only, and collapses the config', async () => {
+    const crash = profiles.find((p) => p.profile_id === 'crash-openvino')!;
+    await page.goto(`${server.url}profiles/${slugOf(crash.profile_id)}.html`);
+    const why = await page.locator('section.failure').textContent();
+    expect(why).toContain('Worker crashed.');
+    expect(why).toContain('openvino worker was killed by SIGSEGV');
+    const body = (await page.locator('main').textContent()) ?? '';
+    expect(body).not.toContain('last stderr of');
+    expect(body).not.toContain('at WorkerClient');
+    const json = await page.locator('section.failure a[download]').getAttribute('href');
+    const downloaded = JSON.parse(readFileSync(path.join(out, 'profiles', json!), 'utf8')) as Profile;
+    expect(downloaded.error_detail).toContain('at WorkerClient.crashedError');
+    expect(await page.locator('h2:has-text("Full config") + details').getAttribute('open')).toBeNull();
+
+    const bf16 = profiles.find((p) => p.profile_id === 'bf16-openvino')!;
+    await page.goto(`${server.url}profiles/${slugOf(bf16.profile_id)}.html`);
+    expect(await page.locator('section.failure').textContent()).toMatch(/Precision mismatch\. openvino-bf16 executed bf16 .* set precision: fp32 on the openvino-bf16 entry/s);
+  });
+
+  it('shows options and facts as tables, never raw JSON', async () => {
+    const ok = byEngineEntry('openvino').find((p) => p.status === 'ok')!;
+    await page.goto(`${server.url}profiles/${slugOf(ok.profile_id)}.html`);
+    const tables = await page.locator('dl.facts table.kv').evaluateAll((ts) => ts.map((t) => [...t.querySelectorAll('tr')].map((r) => [r.cells[0]?.textContent, r.cells[1]?.textContent])));
+    expect(tables).toHaveLength(2);
+    expect(tables[0]).toEqual([['hint', 'latency']]);
+    expect(tables[1]).toEqual(expect.arrayContaining([['device', 'CPU'], ['requested.hint', 'latency']]));
+    expect(await page.locator('dl.facts').first().textContent()).not.toContain('{"');
+    await page.screenshot({ path: path.join(SHOTS, 'pages-profile-facts.png'), fullPage: true });
+  });
+});
+
+describe('published pages', () => {
+  it('carry no absolute local path: paths relative to the repository, or shortened to their last parts outside it', () => {
+    const pages: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (entry.isDirectory() && entry.name !== 'data' && entry.name !== 'duckdb') walk(path.join(dir, entry.name));
+        else if (entry.name.endsWith('.html')) pages.push(path.join(dir, entry.name));
+      }
+    };
+    walk(out);
+    expect(pages.length).toBeGreaterThan(10);
+    for (const html of pages) {
+      const text = readFileSync(html, 'utf8');
+      expect(ABSOLUTE_PATH.exec(text)?.[0], html).toBeUndefined();
+      expect(text, html).not.toContain(tmp);
+    }
+    // The vision config climbs to the filesystem's root (../../../../work/...): such a base reveals the whole path,
+    // so its files read relative to the repository, and its own path and the database's by their last two parts.
+    const vision = profiles.find((p) => p.model.name === 'squeezenet' && p.status === 'ok')!;
+    const written = (vision.config as { cell: { model: { path: string } } }).cell.model.path;
+    expect(written).toMatch(/^(\.\.\/)+/);
+    const html = readFileSync(path.join(out, 'profiles', `${slugOf(vision.profile_id)}.html`), 'utf8');
+    expect(html).toContain('<code>.cache/suite/models/squeezenet.onnx</code>');
+    expect(html).toMatch(/npx pbh run …\/nested\/vision\.json --db …\/pbh-pages-test-\w+\/results\.duckdb --only [0-9a-f]+/);
+  });
+
+  it('has a Machines page with every system, its CPU, flags, memory, OS, runtimes and which Profiles', async () => {
+    await page.goto(`${server.url}machines.html`);
+    const machines = await page.locator('section.machine').evaluateAll((els) => els.map((e) => ({ id: e.id, text: e.textContent ?? '', counted: [...e.querySelectorAll('table.num tbody tr')].reduce((n, r) => n + Number(r.cells[2]?.textContent) + Number(r.cells[3]?.textContent), 0) })));
+    expect(machines).toHaveLength(1);
+    const system = profiles[0]!.system;
+    const machine = machines[0]!;
+    for (const fact of [system.cpu_model, `${system.cpu_cores} logical cores`, system.os, system.kernel, 'onnxruntime', 'openvino', 'tvm', 'Key CPU flags']) expect(machine.text).toContain(fact);
+    expect(machine.counted).toBe(profiles.length);
+    // A Profile page links to its machine.
+    await page.goto(`${server.url}profiles/${slugOf(profiles[0]!.profile_id)}.html`);
+    expect(await page.locator('a[href*="machines.html#"]').getAttribute('href')).toBe(`../machines.html#${machine.id}`);
+    await page.screenshot({ path: path.join(SHOTS, 'pages-machines.png'), fullPage: true });
+  });
+
+  it('has a Reproduce page: how to get the bundled models and data, the commands, and every run', async () => {
+    await page.goto(`${server.url}reproduce.html`);
+    const text = (await page.locator('main').textContent()) ?? '';
+    for (const command of ['npm run demo', 'npm run generate', 'pbh run CONFIG --db results/pbh.duckdb --only CELL_KEY', 'pbh site build']) expect(text).toContain(command);
+    expect(await page.locator('main table tbody tr').count()).toBe(4);
+    expect(text).toMatch(/pbh run .* --only [0-9a-f]+/);
+    expect(await page.locator('header nav a', { hasText: 'Reproduce' }).count()).toBe(1);
+  });
+});
+
+describe('the SQL console', () => {
+  it('loads one duckdb-wasm build, prints timestamps as ISO, cuts long values, and agrees with the page on the leaderboard', async () => {
+    const loaded: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/duckdb/')) loaded.push(path.basename(new URL(r.url()).pathname));
+    });
+    await page.goto(`${server.url}sql.html`);
+    await expect.poll(() => page.locator('#sql-run').isEnabled(), { timeout: 60_000 }).toBe(true);
+    expect(loaded.sort()).toEqual(['duckdb-browser-eh.worker.js', 'duckdb-eh.wasm']);
+    expect(readdirSync(path.join(out, 'duckdb')).sort()).toEqual(['duckdb-browser-eh.worker.js', 'duckdb-eh.wasm']);
+
+    const query = async (sql: string): Promise<void> => {
+      await page.locator('#sql-input').fill(sql);
+      await page.locator('#sql-run').click();
+      await expect.poll(() => page.locator('#sql-status').textContent(), { timeout: 30_000 }).toMatch(/^\d+ rows/);
+    };
+    await query("SELECT created_at, (SELECT count(*) FROM leaderboard) AS ranked FROM profiles ORDER BY created_at LIMIT 1");
+    const [created, ranked] = await page.locator('#sql-result td').allTextContents();
+    expect(created).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const ok = profiles.filter((p) => p.status === 'ok').length;
+    expect(Number(ranked)).toBe(ok);
+    expect(await page.locator('main').textContent()).toContain(`leaderboard holds the ${ok} ok Profiles only`);
+
+    await query('SELECT config FROM runs LIMIT 1');
+    const cell = page.locator('#sql-result td').first();
+    expect((await cell.boundingBox())!.height).toBeLessThan(60);
+    await cell.locator('button.expand').click();
+    expect(((await cell.locator('span').textContent()) ?? '').length).toBeGreaterThan(200);
+    await page.screenshot({ path: path.join(SHOTS, 'pages-sql.png'), fullPage: false });
+    expect(consoleErrors).toEqual([]);
+  });
+});
