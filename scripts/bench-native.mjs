@@ -123,7 +123,7 @@ function timeEvaluator(c) {
 async function pbhRound(c, model) {
   const K = c.resident;
   const slice = Math.max(5, Math.ceil(c.iters / CHUNKS));
-  await model.runClosedLoop({ batches: K, minQueries: Math.max(3, Math.min(100, c.iters / 10)), minDurationNs: 0 });
+  await model.runClosedLoop({ batches: K, minQueries: Math.max(3, Math.min(100, Math.round(c.iters / 10))), minDurationNs: 0 });
   const modelOnly = [];
   const headline = [];
   const transport = [];
