@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { welchTTest } from '../src/lib/welch.js';
+import { detectableChange, welchTTest } from '../src/lib/welch.js';
 
 // Reference values from SciPy 1.17: scipy.stats.ttest_ind(b, a, equal_var=False).
 const CASES = [
@@ -21,5 +21,20 @@ describe("Welch's t-test (History's change test)", () => {
     expect(welchTTest([1], [1, 2])).toBeNull();
     expect(welchTTest([5, 5], [5, 5])?.p).toBe(1);
     expect(welchTTest([5, 5], [6, 6])?.p).toBe(0);
+  });
+});
+
+describe("the History test's power statement", () => {
+  it('names the change that lands exactly on p = alpha, and a larger one for 80% power', () => {
+    const a = [100, 103, 98, 101];
+    const b = [99, 104, 97, 102];
+    const d = detectableChange(a, b, 0.01);
+    expect(d).not.toBeNull();
+    const mean = a.reduce((s, v) => s + v, 0) / a.length;
+    // Shifting b by the threshold changes neither spread: Welch's p is then alpha itself.
+    const shifted = welchTTest(a, b.map((v) => v - (b.reduce((s, x) => s + x, 0) / b.length - mean) + d!.threshold * mean));
+    expect(shifted?.p).toBeCloseTo(0.01, 10);
+    expect(d!.atPower).toBeGreaterThan(d!.threshold);
+    expect(detectableChange([1], [1, 2], 0.01)).toBeNull();
   });
 });

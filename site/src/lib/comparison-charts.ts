@@ -5,6 +5,7 @@ import { paretoFront } from './comparisons.js';
 import type { ProfileEntry } from './data.js';
 import { fmtNum, fmtPct } from './format.js';
 import { latencyHeading } from './labels.js';
+import { noiseOf } from './noise.js';
 import type { SiteSeries } from './site-series.js';
 
 export interface ChartView {
@@ -25,6 +26,14 @@ function headlineLatency(profiles: ProfileEntry[]): { label: string; text: (ms: 
 /** Log scale where the values span more than a factor of `spread` (throughput from TVM to onnxruntime, say). */
 const spans = (values: number[], spread = 10): boolean => values.length > 1 && Math.min(...values) > 0 && Math.max(...values) / Math.min(...values) > spread;
 
+/** "noisy (why)" for a Profile the noisy rule marks, else empty: in every chart's tooltip and data table. */
+export function noisyText(p: ProfileEntry): string {
+  const noise = noiseOf(p);
+  return noise.noisy ? `noisy (${noise.brief})` : '';
+}
+
+const withNoise = (tip: string, p: ProfileEntry): string => (noisyText(p) ? `${tip}; ${noisyText(p)}` : tip);
+
 const sortedByBatch = (list: ProfileEntry[], name: (p: ProfileEntry) => string): ProfileEntry[] =>
   [...list].sort((a, b) => name(a).localeCompare(name(b)) || a.batch_size - b.batch_size);
 
@@ -34,7 +43,7 @@ export function batchLatencyChart(profiles: ProfileEntry[], ctx: SiteSeries, id:
   if (rows.length === 0) return null;
   const latency = headlineLatency(rows);
   const batches = [...new Set(rows.map((p) => p.batch_size))].sort((a, b) => a - b);
-  const tip = (p: ProfileEntry): string => `${ctx.name(p)}, ${batchLabel(p.batch_size)}: p50 ${latency.text(p.p50_ms, p)} ms, p99 ${latency.text(p.p99_ms, p)} ms`;
+  const tip = (p: ProfileEntry): string => withNoise(`${ctx.name(p)}, ${batchLabel(p.batch_size)}: p50 ${latency.text(p.p50_ms, p)} ms, p99 ${latency.text(p.p99_ms, p)} ms`, p);
   return {
     svg: renderChart({
       id,
@@ -55,8 +64,8 @@ export function batchLatencyChart(profiles: ProfileEntry[], ctx: SiteSeries, id:
       },
     }),
     table: {
-      columns: ['Engine', 'Batch size', `p50 ms (${latency.label})`, `p99 ms (${latency.label})`, 'Throughput (samples/s)'],
-      rows: rows.map((p) => [ctx.name(p), String(p.batch_size), latency.text(p.p50_ms, p), latency.text(p.p99_ms, p), fmtNum(p.throughput_mean)]),
+      columns: ['Engine', 'Batch size', `p50 ms (${latency.label})`, `p99 ms (${latency.label})`, 'Throughput (samples/s)', 'Noisy'],
+      rows: rows.map((p) => [ctx.name(p), String(p.batch_size), latency.text(p.p50_ms, p), latency.text(p.p99_ms, p), fmtNum(p.throughput_mean), noisyText(p)]),
     },
   };
 }
@@ -66,7 +75,7 @@ export function tradeoffChart(profiles: ProfileEntry[], ctx: SiteSeries, id: str
   const rows = sortedByBatch(profiles.filter((p) => p.p50_ms !== null && p.throughput_mean !== null), ctx.name);
   if (rows.length === 0) return null;
   const latency = headlineLatency(rows);
-  const tip = (p: ProfileEntry): string => `${ctx.name(p)}, ${batchLabel(p.batch_size)}: ${latency.text(p.p50_ms, p)} ms, ${fmtNum(p.throughput_mean)} samples/s`;
+  const tip = (p: ProfileEntry): string => withNoise(`${ctx.name(p)}, ${batchLabel(p.batch_size)}: ${latency.text(p.p50_ms, p)} ms, ${fmtNum(p.throughput_mean)} samples/s`, p);
   const logX = spans(rows.map((p) => p.p50_ms ?? 0), 20);
   const logY = spans(rows.map((p) => p.throughput_mean ?? 0));
   return {
@@ -90,8 +99,8 @@ export function tradeoffChart(profiles: ProfileEntry[], ctx: SiteSeries, id: str
       },
     }),
     table: {
-      columns: ['Engine', 'Batch size', `p50 ms (${latency.label})`, 'Throughput (samples/s)'],
-      rows: rows.map((p) => [ctx.name(p), String(p.batch_size), latency.text(p.p50_ms, p), fmtNum(p.throughput_mean)]),
+      columns: ['Engine', 'Batch size', `p50 ms (${latency.label})`, 'Throughput (samples/s)', 'Noisy'],
+      rows: rows.map((p) => [ctx.name(p), String(p.batch_size), latency.text(p.p50_ms, p), fmtNum(p.throughput_mean), noisyText(p)]),
     },
   };
 }
@@ -101,7 +110,7 @@ export function paretoChart(profiles: ProfileEntry[], ctx: SiteSeries, id: strin
   const scored = profiles.filter((p) => p.accuracy !== null && p.throughput_mean !== null);
   if (scored.length === 0) return null;
   const front = paretoFront(scored);
-  const tip = (p: ProfileEntry): string => `${p.model_name} on ${ctx.name(p)}, ${batchLabel(p.batch_size)}: ${fmtNum(p.throughput_mean)} samples/s, ${fmtPct(p.accuracy)}`;
+  const tip = (p: ProfileEntry): string => withNoise(`${p.model_name} on ${ctx.name(p)}, ${batchLabel(p.batch_size)}: ${fmtNum(p.throughput_mean)} samples/s, ${fmtPct(p.accuracy)}`, p);
   const logX = spans(scored.map((p) => p.throughput_mean ?? 0));
   return {
     svg: renderChart({
@@ -125,8 +134,8 @@ export function paretoChart(profiles: ProfileEntry[], ctx: SiteSeries, id: strin
       },
     }),
     table: {
-      columns: ['Model', 'Engine', 'Batch', 'Throughput (samples/s)', 'Accuracy', 'On the front'],
-      rows: scored.map((p) => [p.model_name, ctx.name(p), String(p.batch_size), fmtNum(p.throughput_mean), fmtPct(p.accuracy), front.includes(p) ? 'yes' : '']),
+      columns: ['Model', 'Engine', 'Batch', 'Throughput (samples/s)', 'Accuracy', 'On the front', 'Noisy'],
+      rows: scored.map((p) => [p.model_name, ctx.name(p), String(p.batch_size), fmtNum(p.throughput_mean), fmtPct(p.accuracy), front.includes(p) ? 'yes' : '', noisyText(p)]),
     },
     front,
   };

@@ -14,7 +14,8 @@ const cache = new WeakMap<readonly ProfileEntry[], SiteSeries>();
 export function siteSeries(all: readonly ProfileEntry[]): SiteSeries {
   const seen = cache.get(all);
   if (seen) return seen;
-  const name = engineSeries(all);
+  // A Profile that never ran has no executed precision: it must not make "onnxruntime" read "onnxruntime fp32" everywhere.
+  const name = engineSeries(all.filter((p) => p.precisionLabel !== null));
   const made = { name, palette: makePalette(all.map(name), all.map((p) => p.batch_size)) };
   cache.set(all, made);
   return made;

@@ -1,7 +1,7 @@
 import * as Plot from '@observablehq/plot';
 import { renderChart } from '../charts/render.js';
 import { batchLabel, type Palette } from '../charts/palette.js';
-import type { ChartView } from './comparison-charts.js';
+import { noisyText, type ChartView } from './comparison-charts.js';
 import { fmtNum, fmtPct } from './format.js';
 import type { SparsityPoint } from './sparsity.js';
 
@@ -23,6 +23,13 @@ interface Row {
   dash: boolean;
   label: string;
 }
+
+/** A ratio is as noisy as either of its Profiles. */
+const noisy = (pt: SparsityPoint): string => {
+  const own = noisyText(pt.profile);
+  const dense = pt.dense && pt.dense !== pt.profile ? noisyText(pt.dense) : '';
+  return own ? `; ${own}` : dense ? `; dense ${dense}` : '';
+};
 
 const METHOD_COLORS: Record<string, string> = { dense: '#1d1d1f', obc: '#4269d0', magnitude: '#ff725c' };
 
@@ -64,7 +71,7 @@ export function sparsitySpeedChart(
     .filter((r): r is { pt: SparsityPoint; value: number } => r.value !== null && Number.isFinite(r.value))
     .map(({ pt, value }) => ({
       pt, x: pt.actual, y: value, base: pt.base, series: series(pt), batch: batchLabel(pt.profile.batch_size), line: '', dash: false,
-      label: `${pt.profile.model_name} (${pt.kind}${pt.kind === 'dense' ? '' : `, ${pt.method}`}) on ${series(pt)}, ${batchLabel(pt.profile.batch_size)}: ${fmtPct(pt.actual)} sparse, ${metric === 'throughput' ? `${fmtNum(value)} samples/s` : `${value.toFixed(3)}×`}`,
+      label: `${pt.profile.model_name} (${pt.kind}${pt.kind === 'dense' ? '' : `, ${pt.method}`}) on ${series(pt)}, ${batchLabel(pt.profile.batch_size)}: ${fmtPct(pt.actual)} sparse, ${metric === 'throughput' ? `${fmtNum(value)} samples/s` : `${value.toFixed(3)}×`}${noisy(pt)}`,
     }));
   if (rows.length === 0 || new Set(rows.map((r) => r.pt.kind)).size < 2) return null;
   const cell = (r: Row): string => [r.base, r.series, r.batch, r.pt.profile.scenario, r.pt.profile.hardware].join('\u0000');
@@ -112,8 +119,8 @@ export function sparsitySpeedChart(
   return {
     svg,
     table: {
-      columns: ['Dense model', 'Model', 'Kind', 'Method', 'Sparsity', 'Engine', 'Batch', metric === 'throughput' ? 'Throughput (samples/s)' : yMeaning[metric]],
-      rows: rows.map((r) => [r.base, r.pt.profile.model_name, r.pt.kind, r.pt.method, fmtPct(r.x), r.series, String(r.pt.profile.batch_size), metric === 'throughput' ? fmtNum(r.y) : `${r.y.toFixed(3)}×`]),
+      columns: ['Dense model', 'Model', 'Kind', 'Method', 'Sparsity', 'Engine', 'Batch', metric === 'throughput' ? 'Throughput (samples/s)' : yMeaning[metric], 'Noisy'],
+      rows: rows.map((r) => [r.base, r.pt.profile.model_name, r.pt.kind, r.pt.method, fmtPct(r.x), r.series, String(r.pt.profile.batch_size), metric === 'throughput' ? fmtNum(r.y) : `${r.y.toFixed(3)}×`, noisy(r.pt).replace(/^; /, '')]),
     },
   };
 }
