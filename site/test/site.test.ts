@@ -564,7 +564,7 @@ describe('pbh site build from a real pbh run', () => {
     const meanings = await page.locator('p.note', { hasText: 'Boundaries:' }).textContent();
     expect(meanings).toContain('transport = predict − engine per batch: the transport between PBH and a worker, or the in-process call;');
     expect(meanings).toContain("engine = measured in the runtime's process around its call, inputs and outputs wrapped — the headline;");
-    expect(await page.locator('ul.legend li').allTextContents()).toEqual(expect.arrayContaining([`transport (n=${profile.latency.transport!.n})`]));
+    expect(await page.locator('[data-chart="ecdf"] [class$="-swatch"]').allTextContents()).toEqual(expect.arrayContaining([`transport (n=${profile.latency.transport!.n})`]));
 
     const samples = await fact('Samples');
     expect(samples).toContain(`timed: ${profile.workload.sessions} sessions × ${profile.workload.samples_per_session} samples`);
