@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -30,7 +30,9 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  if (clusterDir) spawnSync('bash', [CLUSTER, 'down', clusterDir], { stdio: 'inherit', timeout: 60_000 });
+  if (!clusterDir) return;
+  const down = spawnSync('bash', [CLUSTER, 'down', clusterDir], { stdio: 'inherit', timeout: 60_000 });
+  if (down.status === 0) rmSync(clusterDir, { recursive: true, force: true });
 });
 
 interface StatusCell {
@@ -48,12 +50,21 @@ async function status(dir: string): Promise<StatusCell[]> {
   return (JSON.parse(r.stdout) as { cells: StatusCell[] }).cells;
 }
 
+/** The last lines of the cluster's daemon logs, for a failure message: why Slurm did not run a task. */
+function clusterLogs(): string {
+  const logs = path.join(clusterDir, 'log');
+  if (!existsSync(logs)) return '';
+  return readdirSync(logs)
+    .map((f) => `--- ${path.join(logs, f)}\n${readFileSync(path.join(logs, f), 'utf8').split('\n').slice(-15).join('\n')}`)
+    .join('\n');
+}
+
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}\n${clusterLogs()}`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }
@@ -199,5 +210,6 @@ describe('pbh sweep on a real one-node Slurm cluster', () => {
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(`${newer} has schema v999, newer than this pbh`);
     expect(await contents(db)).toEqual(all);
-  });
+    // About 40 s on a quiet 2-core machine; 2 minutes at a load average of 12.
+  }, 300_000);
 });

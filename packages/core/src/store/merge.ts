@@ -59,10 +59,10 @@ function sameRun(a: RunRecord, b: RunRecord): boolean {
  * Folds shard databases into `target` through the store's own reader and writer (getProfile / writeProfile,
  * beginRun / finishRun), so a later schema needs no change here. Every shard is opened read-only first, so one
  * that is locked, unreadable or of a newer schema stops the merge before anything is written (an older one is read
- * through a migrated copy, openShardForReading). Each Profile is its
- * own transaction and a Profile already stored with the same content is skipped: the same shards merged twice
- * change nothing, and a merge interrupted anywhere is completed by running it again. A Profile or run whose id is
- * stored with different content is a conflict naming both files; the merge goes on with the rest.
+ * through a migrated copy, openShardForReading). Each Profile is its own transaction and a Profile already stored
+ * with the same content is skipped: the same shards merged twice change nothing, and a merge interrupted anywhere
+ * is completed by running it again. A Profile or run whose id is stored with different content is a conflict
+ * naming both files; the merge goes on with the rest.
  */
 export async function mergeShards(opts: MergeOptions): Promise<MergeResult> {
   const target = canonical(opts.target);
