@@ -14,6 +14,14 @@ function precisionCell(p: NonNullable<Profile['engine']['precision']>): string {
   return p.executed === p.requested ? p.executed : `${p.executed} (asked ${p.requested})`;
 }
 
+/** A generate Profile's figures in its note: samples/s is then output tokens/s and p50/p99 a request's end to end. */
+function generationNote(g: NonNullable<Profile['generation']>): string {
+  const ms = (ns: number): string => (ns / 1e6).toFixed(2);
+  const ppl = g.perplexity ? `, ppl ${g.perplexity.perplexity.toFixed(2)}` : '';
+  const good = g.goodput_rps === null ? '' : `, goodput ${g.goodput_rps.toFixed(1)} req/s`;
+  return `tokens/s; TTFT p50 ${ms(g.ttft.p50)} p99 ${ms(g.ttft.p99)} ms, ITL p50 ${ms(g.itl.p50)} p99 ${ms(g.itl.p99)} ms${good}${ppl}`;
+}
+
 /** The end-of-run table: one row per Profile (latencies at the headline boundary, as ranked), failures with their reason. */
 export function formatSummary(profiles: Profile[]): string {
   const rows = profiles.map((p) => {
@@ -27,14 +35,14 @@ export function formatSummary(profiles: Profile[]): string {
       p.engine.label ?? p.engine.name,
       p.engine.precision ? precisionCell(p.engine.precision) : '',
       String(p.workload.batch_size),
-      p.scenario ? `${p.scenario.kind} ${p.scenario.validity}${p.scenario.rules === 'pbh' && p.scenario.mlperf ? ` (MLPerf: ${p.scenario.mlperf.validity})` : ''}` : '',
+      p.scenario ? `${p.scenario.kind} ${p.scenario.validity}${p.scenario.rules === 'pbh' && p.scenario.mlperf ? ` (MLPerf: ${p.scenario.mlperf.validity})` : ''}` : (p.generation ? `${p.generation.scenario} (generate)` : ''),
       p.status,
       p.throughput ? p.throughput.mean.toFixed(1) : '',
       ms('p50'),
       ms('p99'),
       top1 ? `${(top1.value * 100).toFixed(1)}%` : '',
       p.metrics.peak_rss_mb !== undefined ? p.metrics.peak_rss_mb.toFixed(0) : '',
-      p.status === 'ok' ? '' : (p.error ?? '').split('\n')[0]!.slice(0, 80),
+      p.status === 'ok' ? (p.generation ? generationNote(p.generation) : '') : (p.error ?? '').split('\n')[0]!.slice(0, 80),
     ];
   });
   return table(['model', 'engine', 'precision', 'batch', 'scenario', 'status', 'samples/s', 'p50 ms', 'p99 ms', 'top1', 'rss MiB', 'note'], rows);
