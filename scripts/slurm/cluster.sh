@@ -87,7 +87,7 @@ munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.sock
 # finished jobs for MinJobAge seconds) and the shards. jobcomp/filetxt keeps a completion record for people.
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=pbhtest
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$dir/munge/munge.socket
@@ -116,7 +116,7 @@ SchedulerType=sched/backfill
 MinJobAge=600
 KillWait=5
 InactiveLimit=0
-NodeName=$host CPUs=$cpus RealMemory=512 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=512 State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF="$dir/slurm.conf"
