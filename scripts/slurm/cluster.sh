@@ -85,6 +85,7 @@ munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.sock
 
 # Accounting: no slurmdbd here, so sacct has nothing to report; PBH's sweep status then reads squeue (which keeps
 # finished jobs for MinJobAge seconds) and the shards. jobcomp/filetxt keeps a completion record for people.
+# Every address is 127.0.0.1, so the cluster starts where this host's name does not resolve.
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=pbhtest
 SlurmctldHost=$host(127.0.0.1)
