@@ -1,8 +1,8 @@
 import { ScenarioResultSchema } from '@pbh/core';
 import type { ProfileEntry } from './data.js';
 
-/** Rows per leaderboard page: keeps a page under ~300 KB however many Profiles the database holds. */
-export const LEADERBOARD_PAGE_SIZE = 1000;
+/** Rows per leaderboard page: keeps a page under 300 KB however many Profiles the database holds (about 500 B a row). */
+export const LEADERBOARD_PAGE_SIZE = 500;
 
 /**
  * ok Profiles first, by model, batch size, scenario, precision, hardware, then rank (ranks count within that group, as
