@@ -89,7 +89,10 @@ describe('the leaderboard', () => {
     await page.goto(`${server.url}index.html`);
     const groups = await page.locator('table#lb tbody').evaluateAll((bodies: HTMLTableSectionElement[]) =>
       bodies.map((b) => ({
-        ...b.dataset,
+        model: b.dataset.model ?? '',
+        batch: b.dataset.batch ?? '',
+        precision: b.dataset.precision ?? '',
+        hardware: b.dataset.hardware ?? '',
         heading: b.rows[0]?.textContent ?? '',
         rows: [...b.rows].slice(1).map((r) => ({ ok: !r.classList.contains('x'), rank: r.cells[0]?.textContent ?? '', text: r.textContent ?? '', href: r.querySelector('a')?.getAttribute('href') ?? '' })),
       })),
@@ -141,7 +144,7 @@ describe('the leaderboard', () => {
     const digits = rows.filter((r) => r.model === 'digits_cnn');
     // The reference is onnxruntime's newest ok Profile of the cell.
     const accuracy = (entry: string): number =>
-      byEngineEntry(entry).filter((p) => p.status === 'ok' && p.model.name === 'digits_cnn').sort((a, b) => a.created_at.localeCompare(b.created_at)).map((p) => p.scores.find((s) => s.metric === 'top1')!.value).at(-1)!;
+      byEngineEntry(entry).filter((p) => p.status === 'ok' && p.model?.name === 'digits_cnn').sort((a, b) => a.created_at.localeCompare(b.created_at)).map((p) => p.scores.find((s) => s.metric === 'top1')!.value).at(-1)!;
     expect(digits.filter((r) => r.cost === 'ref')).toHaveLength(1);
     const openvino = digits.find((r) => r.entry === 'openvino')!;
     const points = (accuracy('openvino') - accuracy('onnxruntime')) * 100;
@@ -245,7 +248,7 @@ describe('published pages', () => {
     }
     // The vision config climbs to the filesystem's root (../../../../work/...): such a base reveals the whole path,
     // so its files read relative to the repository, and its own path and the database's by their last two parts.
-    const vision = profiles.find((p) => p.model.name === 'squeezenet' && p.status === 'ok')!;
+    const vision = profiles.find((p) => p.model?.name === 'squeezenet' && p.status === 'ok')!;
     const written = (vision.config as { cell: { model: { path: string } } }).cell.model.path;
     expect(written).toMatch(/^(\.\.\/)+/);
     const html = readFileSync(path.join(out, 'profiles', `${slugOf(vision.profile_id)}.html`), 'utf8');
@@ -255,7 +258,7 @@ describe('published pages', () => {
 
   it('has a Machines page with every system, its CPU, flags, memory, OS, runtimes and which Profiles', async () => {
     await page.goto(`${server.url}machines.html`);
-    const machines = await page.locator('section.machine').evaluateAll((els) => els.map((e) => ({ id: e.id, text: e.textContent ?? '', counted: [...e.querySelectorAll('table.num tbody tr')].reduce((n, r) => n + Number(r.cells[2]?.textContent) + Number(r.cells[3]?.textContent), 0) })));
+    const machines = await page.locator('section.machine').evaluateAll((els) => els.map((e) => ({ id: e.id, text: e.textContent ?? '', counted: [...e.querySelectorAll<HTMLTableRowElement>('table.num tbody tr')].reduce((n, r) => n + Number(r.cells[2]?.textContent) + Number(r.cells[3]?.textContent), 0) })));
     expect(machines).toHaveLength(1);
     const system = profiles[0]!.system;
     const machine = machines[0]!;
