@@ -14,7 +14,7 @@
 // Every figure is a per-batch p50 in µs: the median over rounds of each round's p50.
 // Needs `npm run build`, the venv (npx pbh doctor --fix) and the bundled suite (npm run generate).
 // Knobs: THREADS (2), ROUNDS (3), BUDGET_S (1: seconds per figure per round, which sets each case's iterations and
-// runs from a short warm-up; at least 20, at most 5000), ENGINES (openvino,tvm), CASES (substring filter on the label).
+// runs from a short warm-up; at least 10, at most 5000), ENGINES (openvino,tvm), CASES (substring filter on the label).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
@@ -122,7 +122,7 @@ function timeEvaluator(c) {
  */
 async function pbhRound(c, model) {
   const K = c.resident;
-  const slice = Math.max(5, Math.ceil(c.iters / CHUNKS));
+  const slice = Math.max(3, Math.ceil(c.iters / CHUNKS));
   await model.runClosedLoop({ batches: K, minQueries: Math.max(3, Math.min(100, Math.round(c.iters / 10))), minDurationNs: 0 });
   const modelOnly = [];
   const headline = [];
@@ -137,7 +137,7 @@ async function pbhRound(c, model) {
     }
   }
   const inferTransport = [];
-  for (let i = 0; i < Math.max(10, c.iters / 5); i++) {
+  for (let i = 0; i < Math.max(5, c.iters / 5); i++) {
     const start = process.hrtime.bigint();
     const { engineNs } = await model.predict(c.batches[i % K]);
     inferTransport.push(Number(process.hrtime.bigint() - start - engineNs));
@@ -202,7 +202,7 @@ for (const name of ENGINES) {
       options: engine.optionsSchema.parse(spec.options), inputs: [{ name: 'input', dtype: 'float32', shape: c.shape }], seed: 0, precision: 'fp32',
     });
     const warmUs = p50((await model.bench(c.batches[0], 5)).iterationNs) / 1e3;
-    c.iters = Math.round(Math.min(5000, Math.max(20, BUDGET_US / warmUs)));
+    c.iters = Math.round(Math.min(5000, Math.max(10, BUDGET_US / warmUs)));
     // A session runs every resident batch at least once: a slow case keeps fewer, so a slice stays its own length.
     c.resident = Math.min(c.batches.length, Math.max(2, Math.ceil(c.iters / CHUNKS)));
     await model.loadResident(c.batches.slice(0, c.resident));
