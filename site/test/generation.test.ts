@@ -49,7 +49,7 @@ describe('the site shows a generate Profile', () => {
     const built = await pbh(['site', 'build', '--db', db, '--out', out]);
     expect(built.code, built.out).toBe(0);
     const pages = readdirSync(path.join(out, 'profiles')).filter((f) => f.endsWith('.html'));
-    const serverPage = pages.find((f) => readFileSync(path.join(out, 'profiles', f), 'utf8').includes('ort-server'));
+    const serverPage = pages.find((f) => readFileSync(path.join(out, 'profiles', f), 'utf8').includes('<h1>byte_lm · ort-server (onnxruntime)'));
     expect(serverPage).toBeDefined();
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking'] });
     try {
