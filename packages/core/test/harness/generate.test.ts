@@ -51,6 +51,18 @@ describe('the generation loop', () => {
     expect(traces[2]!.arrivalNs).toBeGreaterThanOrEqual(traces[0]!.tokenNs[2]!);
   });
 
+  it('stops between steps once its signal is aborted (an abandoned loop does not run on)', async () => {
+    const log: string[] = [];
+    const controller = new AbortController();
+    const step = scriptedStep(log);
+    const stopping: LmStep = async (feeds) => {
+      if (log.length === 2) controller.abort(new Error('cell timed out'));
+      return step(feeds);
+    };
+    await expect(runGenerationLoop(stopping, { prompts: [[1, 2]], maxNewTokens: 10, arrivalsNs: null, concurrency: 1, cacheShape: CACHE }, controller.signal)).rejects.toThrow(/cell timed out/);
+    expect(log).toHaveLength(3);
+  });
+
   it('issues no request before its arrival', async () => {
     const traces = await runGenerationLoop(scriptedStep([]), { prompts: [[1, 2], [3, 4]], maxNewTokens: 2, arrivalsNs: [0, 30e6], concurrency: 2, cacheShape: CACHE });
     expect(traces[1]!.arrivalNs).toBe(30e6);

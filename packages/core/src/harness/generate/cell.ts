@@ -50,7 +50,7 @@ function referenceContinuations(ctx: SweepContext, plan: GeneratePlan, schedule:
       if (!availability.available) throw new Error(`reference engine ${engine.name} is unavailable (${availability.reason}); set reference_engine to an available engine. Fix: ${availability.fix}`);
       const prepared = await prepareOn(plan, engine, engine.optionsSchema.parse({}), exp.seed, deadline, 'cpu');
       try {
-        return (await generatorOf(prepared, plan.cacheShape).generate(schedule)).map((t) => t.tokens);
+        return (await generatorOf(prepared, plan.cacheShape, deadline.signal).generate(schedule)).map((t) => t.tokens);
       } finally {
         await prepared.dispose();
       }
@@ -73,7 +73,7 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   const model = await prepareOn(plan, plan.engine, plan.options, exp.seed, deadline, cell.engine.device);
   hold(model);
   recordEngine(profile, plan, model);
-  const gen = generatorOf(model, plan.cacheShape);
+  const gen = generatorOf(model, plan.cacheShape, deadline.signal);
   const { prompts } = plan.dataset;
   const base = { maxNewTokens: plan.cfg.max_new_tokens, cacheShape: plan.cacheShape };
   let gate: NonNullable<Profile['generation']>['gate'] = null;

@@ -52,8 +52,9 @@ async function waitUntil(startNs: bigint, dueNs: number): Promise<void> {
  * newly admitted requests first, then one decode step of every other request in flight (vLLM's scheduler without
  * batching: the graph runs one request a call). Times are ns after the start on this process's clock.
  * pbh_worker/generation.py is the same loop for runtimes in a worker; a test holds the two to the same traces.
+ * An aborted `signal` (the cell's deadline) stops it between steps, so an abandoned loop does not run on.
  */
-export async function runGenerationLoop(step: LmStep, schedule: GenerationSchedule): Promise<GenerationTrace[]> {
+export async function runGenerationLoop(step: LmStep, schedule: GenerationSchedule, signal?: AbortSignal): Promise<GenerationTrace[]> {
   const { prompts, maxNewTokens, arrivalsNs, concurrency, cacheShape } = schedule;
   const cacheSize = cacheShape.reduce((a, d) => a * d, 1);
   const traces: GenerationTrace[] = prompts.map(() => ({ arrivalNs: 0, tokens: [], tokenNs: [] }));
@@ -73,6 +74,7 @@ export async function runGenerationLoop(step: LmStep, schedule: GenerationSchedu
     }
     const pass = [...active.filter((a) => a.next === null), ...active.filter((a) => a.next !== null)];
     for (const a of pass) {
+      signal?.throwIfAborted();
       const ids = a.next === null ? prompts[a.index]! : [a.next];
       const out = await step(feeds(ids, a.past, a.key, a.value, cacheShape));
       const token = lastArgmax(output(out, LM_IO.logits));
@@ -90,11 +92,12 @@ export async function runGenerationLoop(step: LmStep, schedule: GenerationSchedu
 }
 
 /** Sum of -ln softmax(logits)[next] over `tokens` in non-overlapping windows of `window` tokens, each from an empty cache. */
-export async function scoreTextWith(step: LmStep, tokens: number[], window: number, cacheShape: number[]): Promise<TextScore> {
+export async function scoreTextWith(step: LmStep, tokens: number[], window: number, cacheShape: number[], signal?: AbortSignal): Promise<TextScore> {
   const cacheSize = cacheShape.reduce((a, d) => a * d, 1);
   let nllSum = 0;
   let predicted = 0;
   for (let s = 0; s + 1 < tokens.length; s += window) {
+    signal?.throwIfAborted();
     const chunk = tokens.slice(s, s + window);
     if (chunk.length < 2) break;
     const zeros = new Float32Array(cacheSize);

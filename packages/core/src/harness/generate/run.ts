@@ -12,11 +12,11 @@ export interface Generator {
   scoreText(tokens: number[], window: number): Promise<TextScore>;
 }
 
-export function generatorOf(model: PreparedModel, cacheShape: number[]): Generator {
+export function generatorOf(model: PreparedModel, cacheShape: number[], signal?: AbortSignal): Generator {
   const step: LmStep = async (feeds) => (await model.predict(feeds)).outputs;
   return {
     executor: model.generate ? 'runtime' : 'harness',
-    generate: model.generate ? model.generate.bind(model) : (s) => runGenerationLoop(step, s),
-    scoreText: model.scoreText ? (tokens, window) => model.scoreText!(tokens, window, cacheShape) : (tokens, window) => scoreTextWith(step, tokens, window, cacheShape),
+    generate: model.generate ? model.generate.bind(model) : (s) => runGenerationLoop(step, s, signal),
+    scoreText: model.scoreText ? (tokens, window) => model.scoreText!(tokens, window, cacheShape) : (tokens, window) => scoreTextWith(step, tokens, window, cacheShape, signal),
   };
 }
