@@ -122,6 +122,7 @@ export function paretoChart(profiles: ProfileEntry[], ctx: SiteSeries, id: strin
         `${front.map(tip).join('; ')}.`,
       plot: {
         height: 300,
+        marginTop: 28,
         x: { label: `Throughput (samples/s${logX ? ', log scale' : ''}) →`, type: logX ? 'log' : 'linear', ...(logX ? {} : { zero: true }) },
         y: { label: '↑ Accuracy (%)', percent: true, grid: true },
         color: ctx.palette.colorScale(scored.map(ctx.name)),
@@ -129,7 +130,8 @@ export function paretoChart(profiles: ProfileEntry[], ctx: SiteSeries, id: strin
         marks: [
           Plot.line(front, { x: 'throughput_mean', y: 'accuracy', stroke: '#1d1d1f', strokeDasharray: '4,3' }),
           Plot.dot(scored, { x: 'throughput_mean', y: 'accuracy', stroke: ctx.name, symbol: (p: ProfileEntry) => batchLabel(p.batch_size), r: 4, strokeWidth: 1.6, title: tip }),
-          Plot.text(front, { x: 'throughput_mean', y: 'accuracy', text: 'model_name', dy: -9, fill: '#444', fontSize: 9 }),
+          // Labels run leftwards from their point: the front ends at the fastest Profile, at the chart's right edge.
+          Plot.text(front, { x: 'throughput_mean', y: 'accuracy', text: 'model_name', dy: -9, dx: 4, textAnchor: 'end', fill: '#444', fontSize: 9 }),
         ],
       },
     }),
