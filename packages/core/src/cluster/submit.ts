@@ -17,6 +17,11 @@ async function sha256Of(file: string): Promise<string> {
   return createHash('sha256').update(await readFile(file)).digest('hex');
 }
 
+/** Whether the sweep's config file is gone or no longer the one submitted (its cells may differ now). */
+export async function configChanged(sweep: SweepFile): Promise<boolean> {
+  return !existsSync(sweep.config) || (await sha256Of(sweep.config)) !== sweep.config_sha256;
+}
+
 /** The sweep a config gives, before anything is submitted: one array task per cell, in expandCells' order. */
 export async function planSweep(loaded: LoadedExperiment, slurm: SlurmOptions): Promise<SweepFile> {
   const cells = expandCells(loaded.experiment).map((c) => ({ key: c.key, label: `${c.model.name} x ${c.engineLabel} x b${c.batchSize}` }));
@@ -84,7 +89,7 @@ export async function resubmit(dir: string): Promise<Resubmission> {
   const todo = cells.filter((c) => c.state === 'failed' || c.state === 'missing');
   const inFlight = cells.filter((c) => c.state === 'pending' || c.state === 'running');
   if (todo.length === 0) return { jobId: null, tasks: [], inFlight };
-  if ((await sha256Of(sweep.config)) !== sweep.config_sha256) {
+  if (await configChanged(sweep)) {
     const keys = new Set(expandCells((await loadExperiment(sweep.config)).experiment).map((c) => c.key));
     const gone = todo.filter((c) => !keys.has(c.key));
     if (gone.length > 0) {

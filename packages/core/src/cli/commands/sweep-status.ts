@@ -1,5 +1,5 @@
 import { sweepStatus, type CellState, type CellStatus } from '../../cluster/cell-status.js';
-import { resubmit } from '../../cluster/submit.js';
+import { configChanged, resubmit } from '../../cluster/submit.js';
 import { readSweepFile } from '../../cluster/sweep-file.js';
 import { formatTable } from '../../store/query.js';
 import { EXIT, UsageError } from '../command.js';
@@ -28,14 +28,16 @@ export async function sweepStatusCommand(dir: string | undefined, format: string
   if (format !== 'table' && format !== 'json') throw new UsageError(`--format must be table or json, not "${format}".`);
   const sweep = await readSweepFile(dir);
   const { cells, slurm } = await sweepStatus(sweep, dir);
+  const changed = await configChanged(sweep);
   if (format === 'json') {
-    process.stdout.write(`${JSON.stringify({ name: sweep.name, dir, cells, slurm: { sources: slurm.sources, notes: slurm.notes } }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ name: sweep.name, dir, config_changed: changed, cells, slurm: { sources: slurm.sources, notes: slurm.notes } }, null, 2)}\n`);
     return EXIT.ok;
   }
   process.stdout.write(`${table(cells)}\n`);
   const sources = slurm.sources.length > 0 ? slurm.sources.join(' and ') : 'no Slurm command';
   const notes = slurm.notes.length > 0 ? ` (${slurm.notes.join('; ')})` : '';
   process.stdout.write(`sweep ${sweep.name}: ${counts(cells)}; from the shards and ${sources}${notes}\n`);
+  if (changed) process.stdout.write(`note: ${sweep.config} changed (or is gone) since the sweep was submitted; resubmitted tasks run it as it is now\n`);
   if (cells.some((c) => c.state === 'failed' || c.state === 'missing')) process.stdout.write(`rerun what is not ok: pbh sweep resubmit ${dir}\n`);
   if (cells.some((c) => c.state === 'ok')) process.stdout.write(`merge what is done: pbh merge ${dir}/shards --db results/pbh.duckdb\n`);
   return EXIT.ok;
