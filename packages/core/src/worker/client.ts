@@ -162,9 +162,13 @@ export class WorkerClient implements Killable {
       this.pending.set(id, { cmd, resolve, reject, deadline, timeoutMs });
       if (deadline < this.watchdogAt) this.armWatchdog(deadline);
       this.updateRef();
-      this.stdin.cork();
-      for (const chunk of chunks) this.stdin.write(chunk);
-      this.stdin.uncork();
+      if (chunks.length === 1) {
+        this.stdin.write(chunks[0]!);
+      } else {
+        this.stdin.cork();
+        for (const chunk of chunks) this.stdin.write(chunk);
+        this.stdin.uncork();
+      }
     });
   }
 
