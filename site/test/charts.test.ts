@@ -198,6 +198,12 @@ describe('charts (Observable Plot, static SVG) and the Sparsity study page', () 
       expect(row[2]).toBe(model!.sparsity.kind === 'n_m' ? `${model!.sparsity.n}:${model!.sparsity.m}` : model!.sparsity.kind);
     }
     expect(await page.locator('[data-summary="speed"]').textContent()).toMatch(/onnxruntime.*×/);
+    // The page's download carries the same study: every point's base model, pattern, method and ratio to dense.
+    const download = JSON.parse(readFileSync(path.join(out, 'data', 'comparisons-sparsity.json'), 'utf8')) as Record<string, unknown>[];
+    expect(download).toHaveLength((VARIANTS.length + 1) * 2 * 2);
+    expect(new Set(download.map((r) => r.base_model))).toEqual(new Set(['digits_cnn']));
+    expect(download.filter((r) => r.pattern === 'dense').every((r) => r.relative_throughput === 1)).toBe(true);
+    expect(new Set(download.map((r) => r.method))).toEqual(new Set(['dense', 'obc', 'magnitude']));
   });
 
   it('draws throughput vs sparsity per engine: engine colours in the legend, batch symbols, no line joining N:M to unstructured', async () => {

@@ -3,6 +3,8 @@ import { toCsv, toJson, type DataTable } from './csv.js';
 import { fullProfile } from '@pbh/core';
 import type { ProfileEntry, SiteData } from './data.js';
 import { buildHistory, type HistorySeries } from './history.js';
+import { siteSeries } from './site-series.js';
+import { sparsityPoints } from './sparsity.js';
 
 /** One downloadable file: its path under data/ and how to write it. */
 export interface DataFile {
@@ -126,6 +128,7 @@ function historyTable(series: HistorySeries[]): DataTable {
 
 export function comparisonTables(profiles: ProfileEntry[]): Record<'speedup' | 'sparsity' | 'batch' | 'pareto', DataTable> {
   const current = currentProfiles(profiles);
+  const series = siteSeries(profiles).name;
   const speedup = speedupMatrices(current).flatMap((m) =>
     m.engines.flatMap((row) =>
       m.engines.map((col) => ({
@@ -147,12 +150,17 @@ export function comparisonTables(profiles: ProfileEntry[]): Record<'speedup' | '
       rows: speedup,
     },
     sparsity: {
-      columns: ['dataset', 'model', 'sparsity', 'sparsity_kind', 'engine', 'engine_entry', 'precision', 'scenario', 'device', 'batch_size', 'hardware', 'throughput_sps', 'accuracy', 'accuracy_metric', 'profile_id'],
-      rows: current.map((p) => ({
-        dataset: p.dataset_name, model: p.model_name, sparsity: p.sparsity_actual, sparsity_kind: p.sparsity_kind, engine: p.engine_name,
-        engine_entry: p.engine_entry, precision: p.precision, scenario: p.scenario, device: p.engine_device, batch_size: p.batch_size, hardware: p.hardware, throughput_sps: p.throughput_mean, accuracy: p.accuracy,
-        accuracy_metric: p.accuracyMetric, profile_id: p.profile_id,
-      })),
+      columns: ['dataset', 'model', 'base_model', 'sparsity', 'sparsity_kind', 'pattern', 'method', 'sparsity_target', 'engine', 'engine_entry', 'precision', 'scenario', 'device', 'batch_size', 'hardware', 'throughput_sps', 'relative_throughput', 'accuracy', 'relative_accuracy', 'accuracy_metric', 'samples_scored', 'profile_id'],
+      // The Sparsity study's points: each with its dense base model and the ratios to that model's Profile in the same cell.
+      rows: [...byDataset(current).values()].flatMap((members) => sparsityPoints(members, series)).map((pt) => {
+        const p = pt.profile;
+        return {
+          dataset: p.dataset_name, model: p.model_name, base_model: pt.base, sparsity: pt.actual, sparsity_kind: p.sparsity_kind, pattern: pt.kind, method: pt.method,
+          sparsity_target: pt.target, engine: p.engine_name, engine_entry: p.engine_entry, precision: p.precision, scenario: p.scenario, device: p.engine_device,
+          batch_size: p.batch_size, hardware: p.hardware, throughput_sps: p.throughput_mean, relative_throughput: pt.relThroughput, accuracy: p.accuracy,
+          relative_accuracy: pt.relAccuracy, accuracy_metric: p.accuracyMetric, samples_scored: pt.samplesScored, profile_id: p.profile_id,
+        };
+      }),
     },
     batch: {
       columns: ['model', 'engine', 'engine_entry', 'precision', 'scenario', 'device', 'hardware', 'batch_size', 'latency_boundary', 'p50_ms', 'p99_ms', 'throughput_sps', 'profile_id'],
