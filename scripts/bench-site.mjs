@@ -62,8 +62,11 @@ writeFileSync(configFile, JSON.stringify(config, null, 2));
 function step(title, args) {
   process.stdout.write(`\n== ${title}\n`);
   const started = Date.now();
-  const r = spawnSync(process.execPath, [pbh, ...args], { cwd: root, stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8' });
-  return { status: r.status, stderr: r.stderr ?? '', seconds: (Date.now() - started) / 1000 };
+  // pbh site build logs a line per page on stderr: 10,000 Profiles write more than spawnSync's default 1 MB buffer,
+  // which would kill the build (ENOBUFS). Keep it all, print the tail on failure.
+  const r = spawnSync(process.execPath, [pbh, ...args], { cwd: root, stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8', maxBuffer: 1024 ** 3 });
+  const stderr = (r.stderr ?? '').split('\n').slice(-60).join('\n') + (r.error ? `\n${r.error.message}` : '');
+  return { status: r.status, stderr, seconds: (Date.now() - started) / 1000 };
 }
 
 const run = step('one real pbh run (3 models x 3 engines x 2 batch sizes)', ['run', configFile, '--db', db]);
