@@ -14,11 +14,6 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-try:
-    import fcntl
-except ImportError:  # not on Windows
-    fcntl = None  # type: ignore[assignment]
-
 from .errors import ProtocolError, WorkerError
 
 DTYPES: dict[str, np.dtype] = {
@@ -133,20 +128,6 @@ class Channel:
 
 
 _channel: Channel | None = None
-# Linux's F_SETPIPE_SZ (fcntl has the name from Python 3.10 on Linux only).
-_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031) if fcntl else None
-PIPE_BYTES = 1 << 20
-
-
-def _widen_pipe(fd: int) -> None:
-    """Grow a frame pipe from the kernel's 64 KiB to 1 MiB (the default pipe-max-size): a large tensor then crosses in
-    16x fewer fills, each of which costs both processes a wake-up. Not a pipe, or not allowed: stays as it is."""
-    if _F_SETPIPE_SZ is None:
-        return
-    try:
-        fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BYTES)
-    except OSError:
-        pass
 
 
 def claim_stdio() -> Channel:
@@ -169,8 +150,6 @@ def claim_stdio() -> Channel:
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if reconfigure is not None:
         reconfigure(line_buffering=True)
-    for fd in (frame_in, frame_out):
-        _widen_pipe(fd)
     reader = os.fdopen(frame_in, "rb", buffering=1 << 16)
     writer = os.fdopen(frame_out, "wb", buffering=1 << 16)
     _channel = Channel(reader, writer)  # type: ignore[arg-type]
