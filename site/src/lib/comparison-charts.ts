@@ -1,6 +1,7 @@
 import * as Plot from '@observablehq/plot';
 import { batchLabel } from '../charts/palette.js';
 import { renderChart } from '../charts/render.js';
+import { scoreKind } from './accuracy.js';
 import { paretoFront } from './comparisons.js';
 import type { ProfileEntry } from './data.js';
 import { fmtNum, fmtPct } from './format.js';
@@ -107,7 +108,8 @@ export function tradeoffChart(profiles: ProfileEntry[], ctx: SiteSeries, id: str
 
 /** Every scored Profile as a point (colour: engine, symbol: batch size), and the accuracy-vs-throughput Pareto front. */
 export function paretoChart(profiles: ProfileEntry[], ctx: SiteSeries, id: string, title: string): (ChartView & { front: ProfileEntry[] }) | null {
-  const scored = profiles.filter((p) => p.accuracy !== null && p.throughput_mean !== null);
+  // Accuracy only: a random-weight model's agreement with the reference is not a point on this trade-off.
+  const scored = profiles.filter((p) => p.accuracy !== null && p.throughput_mean !== null && scoreKind(p) === 'accuracy');
   if (scored.length === 0) return null;
   const front = paretoFront(scored);
   const tip = (p: ProfileEntry): string => withNoise(`${p.model_name} on ${ctx.name(p)}, ${batchLabel(p.batch_size)}: ${fmtNum(p.throughput_mean)} samples/s, ${fmtPct(p.accuracy)}`, p);

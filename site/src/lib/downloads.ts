@@ -1,3 +1,4 @@
+import { scoreKind } from './accuracy.js';
 import { currentProfiles, paretoFront, speedupMatrices, byDataset } from './comparisons.js';
 import { toCsv, toJson, type DataTable } from './csv.js';
 import { fullProfile } from '@pbh/core';
@@ -138,7 +139,9 @@ export function comparisonTables(profiles: ProfileEntry[]): Record<'speedup' | '
       })),
     ),
   );
-  const pareto = [...byDataset(current).entries()].flatMap(([group, members]) => {
+  const pareto = [...byDataset(current).entries()].flatMap(([group, all]) => {
+    // As the chart: accuracy only, a random-weight model's agreement is not on the trade-off.
+    const members = all.filter((p) => scoreKind(p) === 'accuracy');
     const front = new Set(paretoFront(members));
     return members
       .filter((p) => p.accuracy !== null)

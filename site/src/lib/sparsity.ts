@@ -1,3 +1,4 @@
+import { scoreKind } from './accuracy.js';
 import type { ProfileEntry } from './data.js';
 
 /**
@@ -84,7 +85,9 @@ export function sparsityPoints(current: readonly ProfileEntry[], series: (p: Pro
       const dense = base === p.model_name && kind !== 'dense' ? null : byCell.get(cellKey(p, series, base)) ?? null;
       const throughput = p.throughput_mean ?? 0;
       const denseThroughput = dense?.throughput_mean ?? null;
-      const denseAccuracy = dense?.accuracy ?? null;
+      // Agreement with the reference engine (random weights) is not accuracy: no accuracy point, no accuracy ratio.
+      const accuracy = scoreKind(p) === 'accuracy' ? p.accuracy : null;
+      const denseAccuracy = dense && scoreKind(dense) === 'accuracy' ? dense.accuracy : null;
       return {
         profile: p,
         base,
@@ -94,11 +97,11 @@ export function sparsityPoints(current: readonly ProfileEntry[], series: (p: Pro
         actual: s.actual,
         nmHolds: s.nmHolds,
         throughput,
-        accuracy: p.accuracy,
+        accuracy,
         samplesScored: p.profile.workload.samples_scored,
         dense,
         relThroughput: denseThroughput ? throughput / denseThroughput : null,
-        relAccuracy: denseAccuracy && p.accuracy !== null ? p.accuracy / denseAccuracy : null,
+        relAccuracy: denseAccuracy && accuracy !== null ? accuracy / denseAccuracy : null,
       };
     });
 }
