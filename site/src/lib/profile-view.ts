@@ -80,10 +80,15 @@ const BOUNDARY_COLORS = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#a463f2', 
 export function latencyEcdf(samples: SampleColumns, id: string): { svg: string } | null {
   if (samples.ns.length === 0) return null;
   const byBoundary = new Map<Boundary, number[]>();
-  samples.boundary.forEach((b, i) => byBoundary.set(b, [...(byBoundary.get(b) ?? []), samples.ns[i]! / 1e6]));
+  // Pushed in place: copying the list per sample made a Profile of 5,000 samples cost tens of milliseconds.
+  samples.boundary.forEach((b, i) => {
+    const list = byBoundary.get(b);
+    if (list) list.push(samples.ns[i]! / 1e6);
+    else byBoundary.set(b, [samples.ns[i]! / 1e6]);
+  });
   const present = BOUNDARIES.filter((b) => byBoundary.has(b.key));
   const names = present.map((b) => `${b.label} (n=${byBoundary.get(b.key)?.length ?? 0})`);
-  const rows = present.flatMap((b, i) => ecdfPoints([...(byBoundary.get(b.key) ?? [])].sort((x, y) => x - y), names[i]!));
+  const rows = present.flatMap((b, i) => ecdfPoints((byBoundary.get(b.key) ?? []).sort((x, y) => x - y), names[i]!));
   const all = rows.map((p) => p.x);
   const log = Math.max(...all) / Math.max(1e-9, Math.min(...all)) > 30;
   const svg = renderChart({
