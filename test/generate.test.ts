@@ -101,6 +101,12 @@ describe('generate workload on the bundled byte LM', () => {
         expect(arrivals).toEqual([...arrivals].sort((a, b) => a - b));
       }
     }
+    // Each request's end to end is a raw `query` sample, like a server query's.
+    const samples = await queryJson<{ engine: string; n: number }>(
+      db,
+      "SELECT coalesce(engine_label, engine_name) AS engine, count(*)::INTEGER AS n FROM samples JOIN profiles USING (profile_id) WHERE boundary = 'query' GROUP BY ALL ORDER BY engine",
+    );
+    expect(samples).toEqual(['onnxruntime', 'openvino', 'ort-server', 'ov-server'].map((engine) => ({ engine, n: PROMPTS * 2 })));
     const board = await queryJson<{ engine_entry: string; ttft_p50_ms: number; itl_p99_ms: number; output_tokens_per_s: number; perplexity: number }>(
       db,
       'SELECT engine_entry, ttft_p50_ms, itl_p99_ms, output_tokens_per_s, perplexity FROM leaderboard ORDER BY engine_entry',

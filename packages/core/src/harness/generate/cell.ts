@@ -121,6 +121,7 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   profile.sessions = figures.sessions;
   profile.throughput = summarize(figures.throughputs);
   profile.latency = { query: summarize(figures.e2eNs) };
+  profile.samples = figures.samples;
   profile.headline_boundary = 'query';
   profile.metrics = aggregateMetrics(metricValues);
   profile.engine.facts = { ...profile.engine.facts, generation_executor: gen.executor };

@@ -47,6 +47,8 @@ export interface GenerationFigures {
   /** Output tokens per second, per session. */
   throughputs: number[];
   e2eNs: number[];
+  /** Each request's end to end as a raw `query` sample (batch = request index), session-major. */
+  samples: { session: number; batch: number; boundary: 'query'; ns: number }[];
 }
 
 /** Every session's requests pooled for the distributions; rates per session, then their mean. */
@@ -102,5 +104,6 @@ export function generationFigures(
     sessions: sessionResults,
     throughputs: rates.map((r) => r.outPerS),
     e2eNs: all.map((r) => r.e2e_ns),
+    samples: perSession.flatMap((reqs, session) => reqs.map((r, batch) => ({ session, batch, boundary: 'query' as const, ns: r.e2e_ns }))),
   };
 }
