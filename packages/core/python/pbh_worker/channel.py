@@ -35,6 +35,27 @@ MAX_HEADER_BYTES = 64 << 20
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
+# Each tensor of a request starts at a multiple of this in the frame's block (cache line; what runtimes want of a
+# buffer they share instead of copying).
+TENSOR_ALIGN = 64
+
+
+def _tensor_spec(spec: Any) -> tuple[str, np.dtype, tuple[int, ...], int]:
+    try:
+        name, dtype, shape, nbytes = spec["name"], spec["dtype"], spec["shape"], spec["nbytes"]
+        shape = tuple(int(d) for d in shape)
+        nbytes = int(nbytes)
+    except (TypeError, KeyError, ValueError) as e:
+        raise ProtocolError(f"tensor header {spec!r} lacks name/dtype/shape/nbytes ({e})") from None
+    np_dtype = DTYPES.get(dtype)
+    if np_dtype is None:
+        raise ProtocolError(f"tensor {name!r}: unknown dtype {dtype!r} (supported: {', '.join(DTYPES)})")
+    expected = math.prod(shape) * np_dtype.itemsize
+    if expected != nbytes or any(d < 0 for d in shape):
+        raise ProtocolError(f"tensor {name!r}: shape {list(shape)} of {dtype} is {expected} bytes, header says {nbytes}")
+    return name, np_dtype, shape, nbytes
+
+
 def dtype_name(dtype: np.dtype) -> str:
     name = _NAME_OF_KIND.get((dtype.kind, dtype.itemsize))
     if name is None:
@@ -72,26 +93,25 @@ class Channel:
         specs = header.get("tensors") or []
         if not isinstance(specs, list):
             raise ProtocolError(f'request "tensors" must be a list, got {type(specs).__name__}')
-        return header, [self._read_tensor(spec) for spec in specs]
-
-    def _read_tensor(self, spec: Any) -> tuple[str, np.ndarray]:
-        try:
-            name, dtype, shape, nbytes = spec["name"], spec["dtype"], spec["shape"], spec["nbytes"]
-            shape = tuple(int(d) for d in shape)
-            nbytes = int(nbytes)
-        except (TypeError, KeyError, ValueError) as e:
-            raise ProtocolError(f"tensor header {spec!r} lacks name/dtype/shape/nbytes ({e})") from None
-        np_dtype = DTYPES.get(dtype)
-        if np_dtype is None:
-            raise ProtocolError(f"tensor {name!r}: unknown dtype {dtype!r} (supported: {', '.join(DTYPES)})")
-        expected = math.prod(shape) * np_dtype.itemsize
-        if expected != nbytes or any(d < 0 for d in shape):
-            raise ProtocolError(f"tensor {name!r}: shape {list(shape)} of {dtype} is {expected} bytes, header says {nbytes}")
-        array = np.empty(shape, dtype=np_dtype)
-        if nbytes:
-            # Read straight into the array: the only copy is the kernel's.
-            self._read_exact(memoryview(array).cast("B"), name)
-        return name, array
+        parsed = [_tensor_spec(spec) for spec in specs]
+        # One allocation for the whole frame, each tensor a view at an aligned offset: a large performance set then
+        # lands in one block that the kernel backs with huge pages, where an array per batch costs a page fault per
+        # 4 KiB on first touch (64 MiB: ~25 ms as one block, 100-160 ms as 107 arrays, here).
+        offsets = []
+        total = 0
+        for _, _, _, nbytes in parsed:
+            offsets.append(total)
+            total += -(-nbytes // TENSOR_ALIGN) * TENSOR_ALIGN
+        block = np.empty(total + TENSOR_ALIGN, dtype=np.uint8)
+        start = -block.ctypes.data % TENSOR_ALIGN
+        tensors = []
+        for (name, np_dtype, shape, nbytes), offset in zip(parsed, offsets):
+            raw = block[start + offset : start + offset + nbytes]
+            if nbytes:
+                # Read straight into the tensor's memory: the only copy is the kernel's.
+                self._read_exact(memoryview(raw), name)
+            tensors.append((name, raw.view(np_dtype).reshape(shape)))
+        return header, tensors
 
     def _read_exact(self, view: memoryview, name: str) -> None:
         filled = 0
