@@ -66,7 +66,9 @@ def _int_field(header: dict[str, Any], key: str, minimum: int = 0) -> int:
 # The `run` request exactly as the TypeScript client writes it: matched without a JSON parse. Any other spelling of a
 # run (other field order, extra fields) takes the general path and gets the same answer.
 _RUN_REQUEST = re.compile(rb'\{"id":(\d+),"cmd":"run","index":(\d+)\}\n')
-_RUN_REPLY = b'{"id":%d,"ok":true,"engine_ns":%d,"rss_peak_bytes":%d}\n'
+# No rss_peak_bytes here: getrusage is a syscall (~1.5 us on a VM) inside every timed round trip, and the peak it
+# reports is a high-water mark that the next reply of any other command carries anyway.
+_RUN_REPLY = b'{"id":%d,"ok":true,"engine_ns":%d}\n'
 _COMMANDS = "hello, load, load_samples, run, run_closed_loop, run_schedule, generate, score_text, infer, bench, profile, close"
 _SESSION_COMMANDS = ("load_samples", "run", "run_closed_loop", "run_schedule", "generate", "score_text", "infer", "bench", "profile")
 
@@ -351,7 +353,7 @@ def _serve(channel: Channel, dispatcher: _Dispatcher) -> int:
 
 def _write_run(channel: Channel, dispatcher: _Dispatcher, request_id: int, index: int) -> None:
     engine_ns = dispatcher.run(index)
-    channel.write_bytes(_RUN_REPLY % (request_id, engine_ns, rss_peak_bytes()))
+    channel.write_bytes(_RUN_REPLY % (request_id, engine_ns))
 
 
 def _write_handled(channel: Channel, dispatcher: _Dispatcher, header: dict[str, Any], tensors: list[tuple[str, np.ndarray]]) -> None:

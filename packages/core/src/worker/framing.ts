@@ -24,7 +24,7 @@ const NEWLINE = 0x0a;
  * The hot reply of a timed run, matched without JSON.parse and zod (~3 µs a reply, more when the process has just
  * woken): any other spelling takes the general path and yields the same header.
  */
-const RUN_REPLY = /^\{"id":(\d{1,15}),"ok":true,"engine_ns":(\d{1,15}),"rss_peak_bytes":(\d{1,15})\}$/;
+const RUN_REPLY = /^\{"id":(\d{1,15}),"ok":true,"engine_ns":(\d{1,15})(?:,"rss_peak_bytes":(\d{1,15}))?\}$/;
 const RUN_REPLY_MAX_BYTES = 128;
 const OPEN_BRACE = 0x7b;
 
@@ -147,7 +147,9 @@ export class FrameDecoder {
     const run = line.length <= RUN_REPLY_MAX_BYTES ? RUN_REPLY.exec(line.toString('latin1')) : null;
     if (run) {
       // The `run` reply exactly as the worker spells it (pbh_worker/loop.py _RUN_REPLY): the pattern is its check.
-      const header: FrameHeader = { id: Number(run[1]), ok: true, engine_ns: Number(run[2]), rss_peak_bytes: Number(run[3]), tensors: [] };
+      const header: FrameHeader = { id: Number(run[1]), ok: true, engine_ns: Number(run[2]), tensors: [] };
+      // Workers before protocol 5 also sent their peak RSS with every run.
+      if (run[3] !== undefined) header.rss_peak_bytes = Number(run[3]);
       frames.push({ header, tensors: [] });
       return;
     }

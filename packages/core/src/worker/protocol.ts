@@ -10,7 +10,8 @@ import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
  *    they have some.
  * 4: `run_closed_loop` and `run_schedule` (whole sessions and schedules in the worker); `load` answers
  *    `max_concurrency`.
- * 5: `generate` and `score_text` (a language model's decode loop and perplexity in the worker).
+ * 5: `generate` and `score_text` (a language model's decode loop and perplexity in the worker); the fast `run` reply
+ *    leaves out `rss_peak_bytes` (optional in every reply; the client reads either spelling).
  */
 export const PROTOCOL_VERSION = 5;
 
