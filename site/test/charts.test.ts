@@ -4,7 +4,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ProfileSchema, type Profile } from '@pbh/core';
+import { gunzipSync } from 'node:zlib';
+import { StoredProfileSchema, type StoredProfile } from '@pbh/core';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fmtPct } from '../src/lib/format.js';
@@ -45,7 +46,7 @@ let tmp: string;
 let out: string;
 let browser: Browser;
 let page: Page;
-let profiles: Profile[];
+let profiles: StoredProfile[];
 
 const VARIANTS = ['digits_cnn_obc_sparse50', 'digits_cnn_obc_2of4', 'digits_cnn_magnitude_sparse50', 'digits_cnn_magnitude_2of4'];
 
@@ -89,8 +90,8 @@ beforeAll(async () => {
   const build = await pbh(['site', 'build', '--db', db, '--out', out]);
   if (build.code !== 0) throw new Error(`pbh site build failed (${build.code}): ${build.stderr}`);
   profiles = readdirSync(path.join(out, 'data', 'profiles'))
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => ProfileSchema.parse(JSON.parse(readFileSync(path.join(out, 'data', 'profiles', f), 'utf8'))));
+    .filter((f) => f.endsWith('.json.gz'))
+    .map((f) => StoredProfileSchema.parse(JSON.parse(gunzipSync(readFileSync(path.join(out, 'data', 'profiles', f))).toString('utf8'))));
   mkdirSync(SHOTS, { recursive: true });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking'] });
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -176,7 +177,7 @@ async function expectDrawn(id: string, name: string, options: { marks?: boolean 
   return facts;
 }
 
-const okProfiles = (): Profile[] => profiles.filter((p) => p.status === 'ok');
+const okProfiles = (): StoredProfile[] => profiles.filter((p) => p.status === 'ok');
 
 describe('charts (Observable Plot, static SVG) and the Sparsity study page', () => {
   it('lists the study in the navigation and shows Table 1: target and measured sparsity, kind and method per model', async () => {
@@ -256,7 +257,20 @@ describe('charts (Observable Plot, static SVG) and the Sparsity study page', () 
     const ecdf = await expectDrawn('ecdf', 'ecdf', { marks: false });
     expect(ecdf.lines.length).toBeGreaterThan(0);
     expect(ecdf.swatches.some((s) => s.text.startsWith('engine'))).toBe(true);
-    await expectDrawn('sessions', 'sessions');
+    // Sessions, layers and FLOP/s are tables with a bar (<meter>) per row, laid out at a real width.
+    const bars = (table: string) => page.locator(`table[data-table="${table}"] tbody meter`).evaluateAll((meters) =>
+      meters.map((m) => ({ value: Number(m.getAttribute('value')), max: Number(m.getAttribute('max') ?? 1), width: m.getBoundingClientRect().width })),
+    );
+    const sessions = await bars('sessions');
+    const throughputs = profile.sessions.map((s) => s.throughput_sps);
+    expect(sessions.map((b) => b.value)).toEqual(throughputs);
+    for (const bar of sessions) expect(bar.max).toBe(Math.max(...throughputs));
+    const layers = await bars('layers');
+    expect(layers.map((b) => b.value)).toEqual([...profile.layers].sort((a, b) => b.share - a.share).slice(0, 12).map((l) => l.share));
+    for (const bar of [...sessions, ...layers]) expect(bar.width).toBeGreaterThan(50);
+    if (profile.achieved_flops !== null && profile.system.peak_flops !== null) {
+      expect(await page.locator('[data-figure="flops"] meter').getAttribute('value')).toBe(String(profile.achieved_flops));
+    }
   });
 
   it('History: one point is not "no change", ok → failed is a flagged change, and the test states what it could detect', async () => {

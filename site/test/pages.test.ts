@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { openStore, ProfileSchema, runQuery, type Profile } from '@pbh/core';
+import { gunzipSync } from 'node:zlib';
+import { openStore, runQuery, StoredProfileSchema, type StoredProfile } from '@pbh/core';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noiseOf } from '../src/lib/noise.js';
@@ -27,7 +28,7 @@ let out: string;
 let browser: Browser;
 let page: Page;
 let server: { stop: () => void; url: string };
-let profiles: Profile[];
+let profiles: StoredProfile[];
 const consoleErrors: string[] = [];
 
 function serve(dir: string): Promise<{ stop: () => void; url: string }> {
@@ -48,8 +49,8 @@ function serve(dir: string): Promise<{ stop: () => void; url: string }> {
   });
 }
 
-const byEngineEntry = (entry: string): Profile[] => profiles.filter((p) => (p.engine.label ?? p.engine.name) === entry);
-/** Profile id to page name, read from the site's own downloads (data/profiles/SLUG.json). */
+const byEngineEntry = (entry: string): StoredProfile[] => profiles.filter((p) => (p.engine.label ?? p.engine.name) === entry);
+/** Profile id to page name, read from the site's own downloads (data/profiles/SLUG.json.gz). */
 const slugs = new Map<string, string>();
 const slugOf = (id: string): string => slugs.get(id) ?? '';
 
@@ -62,10 +63,10 @@ beforeAll(async () => {
   const build = await pbh(['site', 'build', '--db', db, '--out', out], 300_000);
   if (build.code !== 0) throw new Error(`pbh site build failed (${build.code}): ${build.stderr}`);
   profiles = readdirSync(path.join(out, 'data', 'profiles'))
-    .filter((f) => f.endsWith('.json'))
+    .filter((f) => f.endsWith('.json.gz'))
     .map((f) => {
-      const profile = ProfileSchema.parse(JSON.parse(readFileSync(path.join(out, 'data', 'profiles', f), 'utf8')));
-      slugs.set(profile.profile_id, f.replace(/\.json$/, ''));
+      const profile = StoredProfileSchema.parse(JSON.parse(gunzipSync(readFileSync(path.join(out, 'data', 'profiles', f))).toString('utf8')));
+      slugs.set(profile.profile_id, f.replace(/\.json\.gz$/, ''));
       return profile;
     });
   server = await serve(out);
@@ -155,7 +156,7 @@ describe('the leaderboard', () => {
   });
 
   it('marks exactly the noisy Profiles, with why, on the leaderboard, the engine page and the Profile page', async () => {
-    const expected = (p: Profile) =>
+    const expected = (p: StoredProfile) =>
       noiseOf({ throughput_mean: p.throughput?.mean ?? null, throughput_ci95_low: p.throughput?.ci95_low ?? null, throughput_ci95_high: p.throughput?.ci95_high ?? null, profile: p });
     for (const where of ['index.html', 'engines/onnxruntime.html']) {
       await page.goto(`${server.url}${where}`);
@@ -209,7 +210,7 @@ describe('failures', () => {
     expect(body).not.toContain('last stderr of');
     expect(body).not.toContain('at WorkerClient');
     const json = await page.locator('section.failure a[download]').getAttribute('href');
-    const downloaded = JSON.parse(readFileSync(path.join(out, 'profiles', json!), 'utf8')) as Profile;
+    const downloaded = JSON.parse(gunzipSync(readFileSync(path.join(out, 'profiles', json!))).toString('utf8')) as StoredProfile;
     expect(downloaded.error_detail).toContain('at WorkerClient.crashedError');
     expect(await page.locator('h2:has-text("Full config") + details').getAttribute('open')).toBeNull();
 

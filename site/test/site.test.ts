@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { EXPORTED_RELATIONS, openStore, ProfileSchema, runQuery, SITE_BUILD_LOCKED_EXIT, type Profile } from '@pbh/core';
+import { gunzipSync } from 'node:zlib';
+import { EXPORTED_RELATIONS, openStore, runQuery, SITE_BUILD_LOCKED_EXIT, StoredProfileSchema, type StoredProfile } from '@pbh/core';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fmtCount, fmtNum } from '../src/lib/format.js';
@@ -230,12 +231,22 @@ describe('pbh site build from a real pbh run', () => {
     expect(csv).toHaveLength(counts.total + 1);
 
     const okRow = leaderboard.find((row) => row.status === 'ok') as unknown as { profile_id: string };
-    const profileFiles = readdirSync(path.join(out, 'data', 'profiles')).filter((f) => f.endsWith('.json'));
+    const profileFiles = readdirSync(path.join(out, 'data', 'profiles')).filter((f) => f.endsWith('.json.gz'));
     expect(profileFiles).toHaveLength(counts.total);
-    const profiles = profileFiles.map((f) => ProfileSchema.parse(JSON.parse(readFileSync(path.join(out, 'data', 'profiles', f), 'utf8'))));
-    const full = profiles.find((p) => p.profile_id === okRow.profile_id);
-    expect(full?.samples.length).toBeGreaterThan(0);
-    expect(full?.command).toMatch(/pbh run .* --only /);
+    const gunzipped = (f: string) => gunzipSync(readFileSync(path.join(out, 'data', 'profiles', f))).toString('utf8');
+    const raw = profileFiles.map((f) => JSON.parse(gunzipped(f)) as { samples_csv?: unknown });
+    // Each JSON names its raw samples' CSV, beside it.
+    expect(raw.map((r) => r.samples_csv)).toEqual(profileFiles.map((f) => f.replace(/\.json\.gz$/, '.csv.gz')));
+    const profiles = raw.map((r) => StoredProfileSchema.parse(r));
+    const index = profiles.findIndex((p) => p.profile_id === okRow.profile_id);
+    const full = profiles[index]!;
+    expect(full.command).toMatch(/pbh run .* --only /);
+    // The raw samples: as many per boundary as the Profile's statistics counted.
+    const rows = gunzipped(String(raw[index]!.samples_csv)).trimEnd().split('\r\n');
+    expect(rows[0]).toBe('session,batch,boundary,ns');
+    for (const [boundary, stats] of Object.entries(full.latency)) {
+      if (stats) expect(rows.filter((r) => r.split(',')[2] === boundary), boundary).toHaveLength(stats.n);
+    }
     for (const name of ['models', 'engines', 'history', 'runs', 'comparisons-speedup', 'comparisons-sparsity', 'comparisons-batch', 'comparisons-pareto']) {
       expect(existsSync(path.join(out, 'data', `${name}.csv`)), name).toBe(true);
       expect(() => JSON.parse(readFileSync(path.join(out, 'data', `${name}.json`), 'utf8')) as unknown).not.toThrow();
@@ -337,11 +348,11 @@ describe('pbh site build from a real pbh run', () => {
   });
 
   /** The full Profile a leaderboard row links to, from the site's own download beside its page. */
-  const linkedProfile = (href: string): Profile => {
+  const linkedProfile = (href: string): StoredProfile => {
     const slug = /profiles\/([^/]+)\.html$/.exec(href)?.[1] ?? '';
-    return ProfileSchema.parse(JSON.parse(readFileSync(path.join(out, 'data', 'profiles', `${slug}.json`), 'utf8')));
+    return StoredProfileSchema.parse(JSON.parse(gunzipSync(readFileSync(path.join(out, 'data', 'profiles', `${slug}.json.gz`))).toString('utf8')));
   };
-  const precisionText = (p: Profile): string => {
+  const precisionText = (p: StoredProfile): string => {
     const facts = p.engine.precision;
     if (!facts) return '—';
     return facts.executed === facts.requested ? facts.executed : `${facts.executed} (asked ${facts.requested})`;
@@ -598,7 +609,9 @@ describe('pbh site build from a real pbh run', () => {
     const charts = await page.locator('svg[role="img"]').evaluateAll((svgs) =>
       svgs.map((svg) => ({ title: svg.querySelector('title')?.textContent ?? '', desc: svg.querySelector('desc')?.textContent ?? '', text: svg.textContent ?? '' })),
     );
-    expect(charts.length).toBeGreaterThanOrEqual(3);
+    // The latency ECDF; sessions, layers and FLOP/s are tables with bars.
+    expect(charts.length).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('table[data-table="sessions"] meter').count()).toBeGreaterThan(0);
     for (const chart of charts) {
       expect(chart.title.length).toBeGreaterThan(0);
       expect(chart.desc.length).toBeGreaterThan(20);

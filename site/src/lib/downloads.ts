@@ -1,13 +1,12 @@
 import { scoreKind } from './accuracy.js';
 import { currentProfiles, paretoFront, speedupMatrices, byDataset } from './comparisons.js';
 import { toCsv, toJson, type DataTable } from './csv.js';
-import { fullProfile } from '@pbh/core';
 import type { ProfileEntry, SiteData } from './data.js';
 import { buildHistory, type HistorySeries } from './history.js';
 import { siteSeries } from './site-series.js';
 import { sparsityPoints } from './sparsity.js';
 
-/** One downloadable file: its path under data/ and how to write it. */
+/** One downloadable file: its path under data/ and how to write it (a path ending in .gz is written gzip-compressed). */
 export interface DataFile {
   path: string;
   render: () => string;
@@ -183,6 +182,15 @@ function both(path: string, table: () => DataTable): DataFile[] {
   ];
 }
 
+/**
+ * A page's slice of a larger table (one model's, one engine's, one History series' rows): CSV only, since the whole
+ * table's JSON (leaderboard.json, history.json) has every row already; both formats of each slice were a tenth of the
+ * site at 10,000 Profiles.
+ */
+function slice(path: string, table: () => DataTable): DataFile[] {
+  return [{ path: `${path}.csv`, render: () => toCsv(table()) }];
+}
+
 /** Every file under data/ except the Parquet export (written by the build integration). */
 export function dataFiles(data: SiteData): DataFile[] {
   const history = buildHistory(data.profiles);
@@ -192,17 +200,19 @@ export function dataFiles(data: SiteData): DataFile[] {
     ...both('leaderboard', () => profilesTable(data.profiles)),
     ...both('models', () => groupSummary(data.models)),
     ...both('engines', () => groupSummary(data.engines)),
-    ...data.models.flatMap((g) => both(`models/${g.slug}`, () => profilesTable(g.profiles))),
-    ...data.engines.flatMap((g) => both(`engines/${g.slug}`, () => profilesTable(g.profiles))),
+    ...data.models.flatMap((g) => slice(`models/${g.slug}`, () => profilesTable(g.profiles))),
+    ...data.engines.flatMap((g) => slice(`engines/${g.slug}`, () => profilesTable(g.profiles))),
     ...(['speedup', 'sparsity', 'batch', 'pareto'] as const).flatMap((name) => both(`comparisons-${name}`, () => compare()[name])),
     ...both('history', () => historyTable(history)),
-    ...history.flatMap((s) => both(`history/${s.slug}`, () => historyTable([s]))),
+    ...history.flatMap((s) => slice(`history/${s.slug}`, () => historyTable([s]))),
     ...both('runs', () => ({ columns: ['run_id', 'name', 'started_at', 'finished_at', 'profiles', 'command'], rows: data.runs })),
     ...data.profiles.flatMap((p) => [
-      // Compact: at 10,000 Profiles an indented copy of every raw sample costs a third more bytes than the samples.
-      { path: `profiles/${p.slug}.json`, render: () => `${JSON.stringify(fullProfile(p))}\n` },
+      // The stored Profile, compact, without its raw samples: they are the CSV it names (and samples.parquet), a third
+      // of the bytes of the same samples as JSON objects. Both gzip-compressed (a quarter of the bytes): at 10,000
+      // Profiles the two files were 180 MB uncompressed, the largest part of the site after the Profile pages.
+      { path: `profiles/${p.slug}.json.gz`, render: () => `${JSON.stringify({ ...p.profile, samples_csv: `${p.slug}.csv.gz` })}\n` },
       {
-        path: `profiles/${p.slug}.csv`,
+        path: `profiles/${p.slug}.csv.gz`,
         render: () => {
           const s = p.samples;
           const rows = s.ns.map((ns, i) => ({ session: s.session[i], batch: s.batch[i], boundary: s.boundary[i], ns }));

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import type { APIRoute, GetStaticPaths } from 'astro';
 import { siteData } from '../../lib/data.js';
 import { dataFiles, type DataFile } from '../../lib/downloads.js';
@@ -7,7 +8,11 @@ export const getStaticPaths = (async () => {
   return dataFiles(data).map((file) => ({ params: { path: file.path }, props: { file } }));
 }) satisfies GetStaticPaths;
 
+const TYPES: [string, string][] = [['.gz', 'application/gzip'], ['.csv', 'text/csv; charset=utf-8'], ['.json', 'application/json; charset=utf-8']];
+
 export const GET: APIRoute<{ file: DataFile }> = ({ props }) => {
-  const type = props.file.path.endsWith('.csv') ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8';
-  return new Response(props.file.render(), { headers: { 'Content-Type': type } });
+  const { path } = props.file;
+  const type = TYPES.find(([ext]) => path.endsWith(ext))?.[1] ?? 'application/octet-stream';
+  const text = props.file.render();
+  return new Response(path.endsWith('.gz') ? gzipSync(text) : text, { headers: { 'Content-Type': type } });
 };
