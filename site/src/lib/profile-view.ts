@@ -1,6 +1,7 @@
 import type { Boundary, SampleColumns, ScenarioResult, StoredProfile } from '@pbh/core';
 import * as Plot from '@observablehq/plot';
-import { renderChart } from '../charts/render.js';
+import { cachedChart } from '../charts/cache.js';
+import { RENDER_CODE, renderChart } from '../charts/render.js';
 import { fmtNum } from './format.js';
 
 /**
@@ -109,8 +110,23 @@ export function latencyEcdf(samples: SampleColumns, id: string): { svg: string }
   const all = rows.map((p) => p.x);
   const [min, max] = [Math.min(...all), Math.max(...all)];
   const log = max / Math.max(1e-9, min) > 30;
-  const ticks = log ? logTicks(min, max) : undefined;
-  const svg = renderChart({
+  const colors = present.map((b) => BOUNDARY_COLORS[BOUNDARIES.indexOf(b) % BOUNDARY_COLORS.length]!);
+  const input: EcdfInput = { id, names, colors, rows, log, ticks: log ? logTicks(min, max) : undefined };
+  const svg = cachedChart(input, [...RENDER_CODE, drawEcdf, logTicks, fmtNum], () => drawEcdf(input));
+  return { svg };
+}
+
+interface EcdfInput {
+  id: string;
+  names: string[];
+  colors: string[];
+  rows: { x: number; y: number; boundary: string }[];
+  log: boolean;
+  ticks: number[] | undefined;
+}
+
+function drawEcdf({ id, names, colors, rows, log, ticks }: EcdfInput): string {
+  return renderChart({
     id,
     title: 'Latency distribution per batch (ECDF)',
     rows: rows.length,
@@ -123,11 +139,10 @@ export function latencyEcdf(samples: SampleColumns, id: string): { svg: string }
         ...(ticks ? { ticks, tickFormat: (v: number) => fmtNum(v) } : { ticks: 6 }),
       },
       y: { label: '↑ Fraction of batches (%)', percent: true, grid: true, ticks: 5 },
-      color: { domain: names, range: present.map((b) => BOUNDARY_COLORS[BOUNDARIES.indexOf(b) % BOUNDARY_COLORS.length]!), legend: true, label: 'Boundary' },
+      color: { domain: names, range: colors, legend: true, label: 'Boundary' },
       marks: [Plot.line(rows, { x: 'x', y: 'y', stroke: 'boundary', curve: 'step-after', strokeWidth: 1.6 })],
     },
   });
-  return { svg };
 }
 
 export const TOP_LAYERS = 12;

@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+/**
+ * Rendered charts kept across builds, content-addressed: the key hashes the chart's input data, the source of the
+ * functions that draw it and Observable Plot's version, so a change to any of them misses and renders afresh. A
+ * rebuild after one more run renders only the new Profiles' charts (Plot with linkedom costs ~7 ms a chart; 10,000
+ * Profiles were most of the build's time). `PBH_SITE_CHART_CACHE` names the folder (default:
+ * node_modules/.cache/pbh-site-charts in the site package); `off` renders every chart every time.
+ */
+const setting = process.env.PBH_SITE_CHART_CACHE;
+const folder = setting === 'off' ? null : path.resolve(setting ?? path.join(process.cwd(), 'node_modules', '.cache', 'pbh-site-charts'));
+
+const require = createRequire(import.meta.url);
+const plotPackage = path.join(path.dirname(require.resolve('@observablehq/plot')), '..', 'package.json');
+const plotVersion = (JSON.parse(readFileSync(plotPackage, 'utf8')) as { version?: unknown }).version;
+
+let ready = false;
+
+/** The chart for `input` from the cache, else `render()`'s, stored for the next build. */
+export function cachedChart(input: unknown, code: readonly ((...args: never[]) => unknown)[], render: () => string): string {
+  if (folder === null) return render();
+  const key = createHash('sha256')
+    .update(String(plotVersion))
+    .update(code.map(String).join('\n'))
+    .update(JSON.stringify(input))
+    .digest('hex');
+  const file = path.join(folder, `${key}.svg`);
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    // Not cached yet (or unreadable): render it.
+  }
+  const svg = render();
+  if (!ready) {
+    mkdirSync(folder, { recursive: true });
+    ready = true;
+  }
+  // Written aside, then renamed: a build killed mid-write leaves no half chart under the key.
+  const partial = `${file}.${process.pid}.tmp`;
+  writeFileSync(partial, svg);
+  renameSync(partial, file);
+  return svg;
+}
