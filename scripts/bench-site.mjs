@@ -93,8 +93,10 @@ async function replicate(total) {
       const one = async (sql) => (await c.runAndReadAll(sql)).getRows()[0];
       const [baseRun] = await one('SELECT run_id FROM runs ORDER BY started_at LIMIT 1');
       const [perRun] = await one(`SELECT count(*)::INTEGER FROM profiles WHERE run_id = '${baseRun}'`);
-      let have = Number(perRun);
-      for (let copy = 1; have < total; copy++) {
+      // Copies continue after those already made (a second call adds one more run's worth), each with its own shift.
+      const [profilesNow, runsNow] = await one('SELECT (SELECT count(*) FROM profiles)::INTEGER, (SELECT count(*) FROM runs)::INTEGER');
+      let have = Number(profilesNow);
+      for (let copy = Number(runsNow); have < total; copy++) {
         const take = Math.min(Number(perRun), total - have);
         const shift = `INTERVAL ${copy} DAY`;
         await c.run('BEGIN TRANSACTION');
