@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -11,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fmtPct } from '../src/lib/format.js';
 import { CHANGE_P } from '../src/lib/history.js';
 import { detectableChange } from '../src/lib/welch.js';
+import { BROWSER_ARGS, CHROMIUM, pbh, ROOT } from './cli.js';
 
 /**
  * The charts and the Sparsity study page, from a real study: pbh prune makes OBC and magnitude variants of the digits
@@ -19,28 +19,10 @@ import { detectableChange } from '../src/lib/welch.js';
  * file is not ONNX) and re-measures another, so History has a status change and a two-point comparison.
  */
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const PBH = path.join(ROOT, 'packages', 'core', 'dist', 'cli', 'main.js');
 const SUITE = path.join(ROOT, '.cache', 'suite');
 const SHOTS = path.join(ROOT, 'site', 'test', 'screenshots');
-const CHROMIUM = '/usr/bin/chromium';
 const ONNXRUNTIME_COLOR = '#4269d0';
 
-function pbh(args: string[], timeoutMs = 240_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PBH, ...args], { cwd: ROOT, env: { ...process.env, FORCE_COLOR: '0' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 let tmp: string;
 let out: string;
@@ -93,7 +75,7 @@ beforeAll(async () => {
     .filter((f) => f.endsWith('.json.gz'))
     .map((f) => StoredProfileSchema.parse(JSON.parse(gunzipSync(readFileSync(path.join(out, 'data', 'profiles', f))).toString('utf8'))));
   mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking'] });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
 }, 420_000);
 

@@ -1,36 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { openStore, type Profile } from '@pbh/core';
+import { pbh, ROOT } from './cli.js';
 
-export const ROOT = path.resolve(import.meta.dirname, '..', '..');
-export const PBH = path.join(ROOT, 'packages', 'core', 'dist', 'cli', 'main.js');
 const SUITE = path.join(ROOT, '.cache', 'suite');
-
-export const BROWSER_ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
-
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-export function pbh(args: string[], timeoutMs = 240_000): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PBH, ...args], { cwd: ROOT, env: { ...process.env, FORCE_COLOR: '0' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 const digits = { kind: 'npy', name: 'digits-npy', inputs: { x: path.join(SUITE, 'data', 'digits_x.npy') }, labels: path.join(SUITE, 'data', 'digits_y.npy'), limit: 64 };
 const digitsCnn = { name: 'digits_cnn', path: path.join(SUITE, 'models', 'digits_cnn.onnx'), family: 'cnn', framework: 'numpy', weights: 'trained' };

@@ -7,7 +7,8 @@ import { openStore, runQuery, StoredProfileSchema, type StoredProfile } from '@p
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noiseOf } from '../src/lib/noise.js';
-import { addConstructedProfiles, BROWSER_ARGS, pbh, ROOT, runFixtures } from './pages-fixture.js';
+import { BROWSER_ARGS, CHROMIUM, pbh, ROOT } from './cli.js';
+import { addConstructedProfiles, runFixtures } from './pages-fixture.js';
 
 /**
  * The pages half of the results site, read in Chromium as a reader would: the grouped leaderboard at 1400 x 900,
@@ -18,7 +19,6 @@ import { addConstructedProfiles, BROWSER_ARGS, pbh, ROOT, runFixtures } from './
  */
 
 const SHOTS = path.join(ROOT, 'site', 'test', 'screenshots');
-const CHROMIUM = '/usr/bin/chromium';
 /** An absolute POSIX path in page text: not the tail of a relative one (`../work/x`) or of a URL. */
 const ABSOLUTE_PATH = /(?<![\w.:/~-])\/(?:work|tmp|home|root|Users|var|opt|srv|mnt)\/[\w.@+-]+/;
 

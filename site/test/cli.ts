@@ -1,0 +1,31 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+/** What the site's browser tests share: where the repository and the pbh CLI are, Chromium's flags, pbh as a child. */
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export const PBH = path.join(ROOT, 'packages', 'core', 'dist', 'cli', 'main.js');
+export const CHROMIUM = '/usr/bin/chromium';
+
+export const BROWSER_ARGS = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function pbh(args: string[], timeoutMs = 240_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [PBH, ...args], { cwd: ROOT, env: { ...process.env, FORCE_COLOR: '0' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
