@@ -59,6 +59,12 @@ if (purpose === 'test' && !SLURM_COMMANDS.every(has)) {
 }
 
 run('build', path.join(root, 'node_modules', '.bin', 'nx'), ['run-many', '-t', 'build', '--output-style=static']);
+if (purpose === 'test') {
+  // vitest strips types without checking them, so a test written against an older contract would still run.
+  const tsc = path.join(root, 'node_modules', '.bin', 'tsc');
+  run('type-check the tests', tsc, ['-p', 'tsconfig.test.json']);
+  run('type-check the site and its tests', tsc, ['-p', path.join('site', 'tsconfig.json'), '--noEmit']);
+}
 // doctor --fix creates .venv from python/requirements.txt when it or a module is missing; it exits non-zero
 // when an engine is unavailable, which the tests and the demo report in their own words.
 run('python runtimes (.venv)', 'node', [path.join('packages', 'core', 'dist', 'cli', 'main.js'), 'doctor', '--fix'], { allowFail: true });

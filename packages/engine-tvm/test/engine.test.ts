@@ -78,10 +78,10 @@ describe('@pbh/engine-tvm', () => {
     expect(model.inputs).toEqual([{ name: 'input', dtype: 'float32', shape: [batch, 1, 8, 8] }]);
     expect(model.outputs).toEqual([{ name: 'logits', dtype: 'float32', shape: [batch, 10] }]);
     expect(model.facts).toMatchObject({ device: 'cpu', opt_level: 3, tune: false, cache: false, runtimeVersion: '0.27.0.post1' });
-    const facts = model.facts as Record<string, number>;
-    expect(facts.import_ms).toBeGreaterThan(0);
-    expect(facts.build_ms).toBeGreaterThan(0);
-    expect(model.compileMs).toBeCloseTo(facts.import_ms + facts.build_ms, 6);
+    const { import_ms: importMs, build_ms: buildMs } = model.facts as { import_ms: number; build_ms: number };
+    expect(importMs).toBeGreaterThan(0);
+    expect(buildMs).toBeGreaterThan(0);
+    expect(model.compileMs).toBeCloseTo(importMs + buildMs, 6);
     expect(model.threads).toBeGreaterThanOrEqual(1);
     expect(JSON.parse(model.facts!.target as string)).toMatchObject({ kind: 'llvm', mcpu: model.facts!.host_cpu, 'num-cores': model.threads });
     // Two conv2d and two matmul (the Gemms) in float32.

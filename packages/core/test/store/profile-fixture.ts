@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { ProfileSchema, type Boundary, type Profile, type Stats, type SystemInfo } from '../../src/contracts/profile.js';
 import type { RunStart } from '../../src/store/index.js';
 
-const BOUNDARIES: Boundary[] = ['engine', 'predict', 'end_to_end', 'model_only'];
+const BOUNDARIES = ['engine', 'predict', 'end_to_end', 'model_only'] as const satisfies readonly Boundary[];
+type FixtureBoundary = (typeof BOUNDARIES)[number];
 
 /** Summary statistics with linear-interpolation percentiles, enough to make a Profile look measured. */
 export function statsOf(values: number[]): Stats {
@@ -97,7 +98,7 @@ export function makeProfile(shape: ProfileShape): Profile {
     const sessionValues = new Map<Boundary, number[]>(BOUNDARIES.map((b) => [b, []]));
     for (let batch = 0; batch < batchesPerSession; batch++) {
       const predict = Math.round(meanNs * (0.9 + 0.2 * jitter()));
-      const values: Record<Boundary, number> = {
+      const values: Record<FixtureBoundary, number> = {
         model_only: Math.round(predict * 0.9),
         engine: Math.round(predict * 0.95),
         predict,
@@ -147,12 +148,13 @@ export function makeProfile(shape: ProfileShape): Profile {
       parameters: 308_394,
       flops_per_sample: 1.25e7,
       op_census: { Conv: 2, Relu: 3, Gemm: 1, MaxPool: 1 },
-      sparsity: { actual: 0.5, target: 0.5, kind: 'n_m', n: 2, m: 4, nm_pattern_holds: true },
+      sparsity: { actual: 0.5, target: 0.5, kind: 'n_m', n: 2, m: 4, nm_pattern_holds: true, method: 'magnitude' },
       quantization: null,
     },
     model_name: model,
     engine: {
       name: engine,
+      label: null,
       version: '1.30.0',
       device,
       options: { intraOpNumThreads: 2, graphOptimizationLevel: 'all' },
@@ -173,14 +175,20 @@ export function makeProfile(shape: ProfileShape): Profile {
       warmup_batches: 5,
       sessions: sessionCount,
       samples_per_session: batchesPerSession * batchSize,
+      samples_scored: 512,
+      last_batch: 'none',
       threads: 2,
       scenario: 'offline',
       seed: 0,
     },
     correctness: measured
-      ? { reference_engine: 'onnxruntime', max_abs_error: 1.2e-6, max_rel_error: 3.4e-5, atol: 1e-3, rtol: 1e-3, precision: 'fp32', tolerance_rule: 'config tolerance', passed: true }
+      ? { reference_engine: 'onnxruntime', max_abs_error: 1.2e-6, max_rel_error: 3.4e-5, atol: 1e-3, rtol: 1e-3, precision: 'fp32', tolerance_rule: 'config tolerance', passed: true, outputs: [] }
       : null,
     throughput,
+    // No headline, scenario or generation block: the schema's defaults, as a Profile from before they existed reads.
+    headline_boundary: null,
+    scenario: null,
+    generation: null,
     latency,
     metrics: measured ? { peak_rss_mb: 184.25, cpu_time_ms: 1234.5, cpu_utilisation: 1.02 } : {},
     scores: measured
