@@ -220,7 +220,8 @@ describe('failures', () => {
   });
 
   it('shows options and facts as tables, never raw JSON', async () => {
-    const ok = byEngineEntry('openvino').find((p) => p.status === 'ok')!;
+    // pages-ok's OpenVINO cell, the one run with an option set (pages-vision's OpenVINO runs on the defaults).
+    const ok = byEngineEntry('openvino').find((p) => p.status === 'ok' && (p.engine.options as { hint?: string }).hint === 'latency')!;
     await page.goto(`${server.url}profiles/${slugOf(ok.profile_id)}.html`);
     const tables = await page.locator('dl.facts table.kv').evaluateAll((ts) => ts.map((t) => [...t.querySelectorAll('tr')].map((r) => [r.cells[0]?.textContent, r.cells[1]?.textContent])));
     expect(tables).toHaveLength(2);
