@@ -14,9 +14,15 @@ export interface CliResult {
   stderr: string;
 }
 
-export function pbh(args: string[], timeoutMs = 240_000): Promise<CliResult> {
+/** pbh as a child of this process, with colour off and `env` over the test's own environment. */
+export function pbh(args: string[], timeoutMs = 240_000, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return collect(process.execPath, [PBH, ...args], ROOT, { ...env, FORCE_COLOR: '0' }, timeoutMs);
+}
+
+/** Any command's exit code and output, SIGKILLed past `timeoutMs`. */
+export function collect(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PBH, ...args], { cwd: ROOT, env: { ...process.env, FORCE_COLOR: '0' } });
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -8,41 +8,14 @@ import { EXPORTED_RELATIONS, openStore, runQuery, SITE_BUILD_LOCKED_EXIT, Stored
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fmtCount, fmtNum } from '../src/lib/format.js';
+import { CHROMIUM, collect, pbh, PBH, ROOT, type CliResult } from './cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const SITE_DIR = path.join(ROOT, 'site');
-const PBH = path.join(ROOT, 'packages', 'core', 'dist', 'cli', 'main.js');
 const SUITE = path.join(ROOT, '.cache', 'suite');
 const SHOTS = path.join(ROOT, 'site', 'test', 'screenshots');
-const CHROMIUM = '/usr/bin/chromium';
 const HOSTILE = '<script>alert(1)</script>';
 const BASE_PATH = '/nested/pbh results/';
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function pbh(args: string[], timeoutMs = 240_000, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return collect(process.execPath, [PBH, ...args], ROOT, { ...env, FORCE_COLOR: '0' }, timeoutMs);
-}
-
-function collect(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** `pbh site serve` on a free port under a nested folder with a space: proves links are relative and base-independent. */
 function serve(dir: string): Promise<{ child: ChildProcess; url: string }> {
