@@ -90,16 +90,22 @@ async function loadSiteData(): Promise<SiteData> {
   };
 }
 
-let loaded: Promise<SiteData> | undefined;
+/**
+ * The build runs two copies of this module in one process: the pages' (Astro's SSR bundle) and the build
+ * integration's (loaded with astro.config.ts), which writes the downloads. The read is kept on globalThis under a
+ * registered symbol so that both share it instead of reading the database twice.
+ */
+const SHARED_READ = Symbol.for('pbh.site.data');
+const shared = globalThis as { [SHARED_READ]?: Promise<SiteData> };
 
 /** Everything the pages need, read once per build (every page and download shares it). */
 export function siteData(): Promise<SiteData> {
-  loaded ??= loadSiteData().catch((error: unknown) => {
+  shared[SHARED_READ] ??= loadSiteData().catch((error: unknown) => {
     exitIfStoreLocked(error);
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(`The PBH site could not read its database (${siteDbPath()}): ${message}`, { cause: error });
   });
-  return loaded;
+  return shared[SHARED_READ];
 }
 
 export const STATUS_TEXT: Record<ProfileStatus, string> = {

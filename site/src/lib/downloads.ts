@@ -1,6 +1,6 @@
 import { scoreKind } from './accuracy.js';
 import { currentProfiles, paretoFront, speedupMatrices, byDataset } from './comparisons.js';
-import { toCsv, toJson, type DataTable } from './csv.js';
+import { columnsToCsv, toCsv, toJson, type DataTable } from './csv.js';
 import type { ProfileEntry, SiteData } from './data.js';
 import { buildHistory, type HistorySeries } from './history.js';
 import { siteSeries } from './site-series.js';
@@ -213,11 +213,7 @@ export function dataFiles(data: SiteData): DataFile[] {
       { path: `profiles/${p.slug}.json.gz`, render: () => `${JSON.stringify({ ...p.profile, samples_csv: `${p.slug}.csv.gz` })}\n` },
       {
         path: `profiles/${p.slug}.csv.gz`,
-        render: () => {
-          const s = p.samples;
-          const rows = s.ns.map((ns, i) => ({ session: s.session[i], batch: s.batch[i], boundary: s.boundary[i], ns }));
-          return toCsv({ columns: ['session', 'batch', 'boundary', 'ns'], rows });
-        },
+        render: () => columnsToCsv(['session', 'batch', 'boundary', 'ns'], [p.samples.session, p.samples.batch, p.samples.boundary, p.samples.ns]),
       },
     ]),
   ];

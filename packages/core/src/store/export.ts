@@ -11,6 +11,8 @@ export interface ExportOptions {
   format: ExportFormat;
   /** Created when missing; existing files of the same names are overwritten. */
   outDir: string;
+  /** Columns left out of a relation's file (the results site leaves out what its other downloads already hold). */
+  omit?: Partial<Record<ExportedRelation, readonly string[]>>;
 }
 
 /** Every table and view of the store, one export file each. */
@@ -29,6 +31,8 @@ export const EXPORTED_RELATIONS = [
   'comparisons',
 ] as const;
 
+export type ExportedRelation = (typeof EXPORTED_RELATIONS)[number];
+
 /** json is one JSON array per file (DuckDB's ARRAY option), readable by JSON.parse and read_json alike. */
 const COPY_OPTIONS: Record<ExportFormat, string> = {
   parquet: 'FORMAT parquet',
@@ -45,11 +49,12 @@ function sqlIdentifier(name: string): string {
 }
 
 /** What COPY writes of a relation: every column, and for CSV text cells a spreadsheet would run as a formula neutralised. */
-async function exportedColumns(connection: DuckDBConnection, relation: string, format: ExportFormat): Promise<string> {
-  if (format !== 'csv') return '*';
+async function exportedColumns(connection: DuckDBConnection, relation: string, format: ExportFormat, omit: readonly string[]): Promise<string> {
+  if (format !== 'csv') return omit.length === 0 ? '*' : `* EXCLUDE (${omit.map(sqlIdentifier).join(', ')})`;
   const described = await connection.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE ${relation})`);
   return described
     .getRows()
+    .filter(([name]) => !omit.includes(String(name)))
     .map(([name, type]) => {
       const id = sqlIdentifier(String(name));
       return type === 'VARCHAR' ? `${neutraliseFormulaSql(id)} AS ${id}` : id;
@@ -70,7 +75,7 @@ export async function exportStore(store: ProfileStore, options: ExportOptions): 
     for (const relation of EXPORTED_RELATIONS) {
       const file = join(outDir, `${relation}.${options.format}`);
       try {
-        const columns = await exportedColumns(connection, relation, options.format);
+        const columns = await exportedColumns(connection, relation, options.format, options.omit?.[relation] ?? []);
         await connection.run(`COPY (SELECT ${columns} FROM ${relation}) TO ${sqlString(file)} (${copyOptions})`);
       } catch (error) {
         throw new Error(`Exporting ${relation} of ${store.file} to ${file} failed: ${messageOf(error)}. Check that ${outDir} is writable.`, {

@@ -53,6 +53,19 @@ describe('exportStore', () => {
     ]);
   });
 
+  it('leaves out the columns it is told to, in Parquet and CSV alike, and keeps every other', async () => {
+    const columnsOf = async (sql: string): Promise<string[]> => (await readBack(`SELECT column_name FROM (DESCRIBE ${sql})`)).map((r) => String(r.column_name));
+    const full = await columnsOf(`SELECT * FROM read_parquet('${join(dir, 'out', 'parquet', 'profiles.parquet')}')`);
+    expect(full).toContain('profile_json');
+    for (const format of ['parquet', 'csv'] as const) {
+      const out = join(dir, 'out', `omit-${format}`);
+      await exportStore(reader, { format, outDir: out, omit: { profiles: ['profile_json'] } });
+      const tableFunction = format === 'parquet' ? 'read_parquet' : 'read_csv';
+      expect(await columnsOf(`SELECT * FROM ${tableFunction}('${join(out, `profiles.${format}`)}')`)).toEqual(full.filter((c) => c !== 'profile_json'));
+      expect(await columnsOf(`SELECT * FROM ${tableFunction}('${join(out, `runs.${format}`)}')`)).toContain('config');
+    }
+  });
+
   it('writes CSV with a header and JSON arrays', async () => {
     const csv = await exportStore(reader, { format: 'csv', outDir: join(dir, 'out', 'csv') });
     const runs = readFileSync(csv.find((file) => file.endsWith('runs.csv')) ?? '', 'utf8');
