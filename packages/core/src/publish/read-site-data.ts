@@ -2,6 +2,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import { runQuery } from '../store/query.js';
 import { openStore, type ProfileStore } from '../store/store.js';
+import { ProfileRowError, readSampleColumns, readSessionThroughputs } from './profile-lists.js';
 import { PublishedProfileSchema, PublishedRunSchema, SITE_DATA_VERSION, type SiteData } from './site-data.js';
 
 // Every query goes through runQuery, so DuckDB values arrive as JSON: timestamps as ISO strings, BIGINT as numbers, lists as arrays.
@@ -48,14 +49,6 @@ SELECT r.run_id, r.name, r.started_at, r.finished_at, r.command, count(p.profile
 FROM runs r LEFT JOIN profiles p ON p.run_id = r.run_id
 GROUP BY ALL ORDER BY r.started_at, r.run_id`;
 
-const SESSION_SQL = `
-SELECT profile_id, list(throughput_sps ORDER BY session_index) AS throughputs FROM sessions GROUP BY profile_id`;
-
-const SAMPLE_SQL = `
-SELECT profile_id, list(session ORDER BY seq) AS session, list(batch ORDER BY seq) AS batch,
-  list(boundary ORDER BY seq) AS boundary, list(ns ORDER BY seq) AS ns
-FROM samples GROUP BY profile_id`;
-
 /** JSON columns come as text; parsed here so the schema checks what they hold. */
 function jsonText<S extends z.ZodType>(schema: S) {
   return z
@@ -76,8 +69,6 @@ const ProfileQueryRowSchema = PublishedProfileSchema.omit({ session_throughputs:
   validity_reasons: jsonText(PublishedProfileSchema.shape.validity_reasons.unwrap()).nullable(),
   profile: jsonText(PublishedProfileSchema.shape.profile),
 });
-const SessionQueryRowSchema = z.object({ profile_id: z.string(), throughputs: PublishedProfileSchema.shape.session_throughputs });
-const SampleQueryRowSchema = z.object({ profile_id: z.string() }).and(PublishedProfileSchema.shape.samples);
 
 async function select<S extends z.ZodType>(store: ProfileStore, sql: string, schema: S): Promise<z.output<S>[]> {
   const result = await runQuery(store, sql);
@@ -103,8 +94,18 @@ export async function readSiteData(path: string): Promise<SiteData> {
   try {
     const rows = await select(store, PROFILE_SQL, ProfileQueryRowSchema);
     const runs = await select(store, RUN_SQL, PublishedRunSchema);
-    const sessions = new Map((await select(store, SESSION_SQL, SessionQueryRowSchema)).map((s) => [s.profile_id, s.throughputs]));
-    const samples = new Map((await select(store, SAMPLE_SQL, SampleQueryRowSchema)).map(({ profile_id, ...columns }) => [profile_id, columns]));
+    const { sessions, samples } = await store.withConnection(async (connection) => {
+      try {
+        return { sessions: await readSessionThroughputs(connection), samples: await readSampleColumns(connection) };
+      } catch (error) {
+        if (!(error instanceof ProfileRowError)) throw error;
+        throw new Error(
+          `The ${error.table} read for the site from ${store.file} hold a value the site cannot publish: ${error.message}. ` +
+            `The database may come from another pbh version; rebuild it with this one or report the message.`,
+          { cause: error },
+        );
+      }
+    });
     return {
       version: SITE_DATA_VERSION,
       db_file: basename(store.file),
