@@ -72,7 +72,34 @@ function step(title, args) {
     cwd: root, stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8', maxBuffer: 1024 ** 3, env: { ...process.env, PBH_SITE_CHART_CACHE: chartCache },
   });
   const stderr = (r.stderr ?? '').split('\n').slice(-60).join('\n') + (r.error ? `\n${r.error.message}` : '');
-  return { status: r.status, stderr, seconds: (Date.now() - started) / 1000 };
+  return { status: r.status, stderr, log: r.stderr ?? '', seconds: (Date.now() - started) / 1000 };
+}
+
+const clock = (hms) => hms.split(':').reduce((total, part) => total * 60 + Number(part), 0);
+
+/**
+ * Where a build's time went, from its own log: Vite's bundling, the first page (which waits for the database read
+ * every page shares), the Profile pages (between their route's first line and the next route's, Astro's clock has
+ * whole seconds), all pages (Astro's own figure) and each step of the build integration (its "in N s").
+ */
+function breakdown(log) {
+  const lines = log.split('\n');
+  const parts = [];
+  const vite = log.match(/\[vite\] ✓ built in ([\d.]+)(m?s)/);
+  if (vite) parts.push(`bundling ${vite[2] === 'ms' ? Number(vite[1]) / 1000 : Number(vite[1])} s`);
+  const first = log.match(/generating static routes[\s\S]*?\(\+([\d.]+)(m?s)\)/);
+  if (first) parts.push(`first page (the database read) ${first[2] === 'ms' ? Number(first[1]) / 1000 : Number(first[1])} s`);
+  const routeStart = lines.findIndex((l) => l.includes('▶ src/pages/profiles/'));
+  if (routeStart >= 0) {
+    const next = lines.findIndex((l, i) => i > routeStart && /[▶λ] src\/pages\//.test(l));
+    const at = (l) => clock(l.match(/(\d\d:\d\d:\d\d)/)?.[1] ?? '0:0:0');
+    const pages = lines.slice(routeStart, next < 0 ? undefined : next).filter((l) => /\/profiles\/[^ ]*\.html/.test(l)).length;
+    if (next > routeStart) parts.push(`${pages} Profile pages ${at(lines[next]) - at(lines[routeStart])} s (±1)`);
+  }
+  const all = log.match(/generating static routes[\s\S]*?✓ Completed in ([\d.]+)(m?s)/);
+  if (all) parts.push(`all pages ${all[2] === 'ms' ? Number(all[1]) / 1000 : Number(all[1])} s`);
+  for (const m of log.matchAll(/\[pbh-assets\] (\w+)[^\n]* in ([\d.]+) s/g)) parts.push(`${m[1]} ${m[2]} s`);
+  return parts.join(', ');
 }
 
 const run = step('one real pbh run (3 models x 3 engines x 2 batch sizes)', ['run', configFile, '--db', db]);
@@ -141,7 +168,7 @@ function timedBuild(title) {
     process.stderr.write(result.stderr);
     process.exit(1);
   }
-  return { seconds: result.seconds, load: `load average ${before.toFixed(1)} before, ${after.toFixed(1)} after` };
+  return { seconds: result.seconds, load: `load average ${before.toFixed(1)} before, ${after.toFixed(1)} after`, parts: breakdown(result.log) };
 }
 
 rmSync(chartCache, { recursive: true, force: true });
@@ -179,7 +206,9 @@ const verdict = (ok) => (ok ? 'ok' : 'OVER TARGET');
 process.stdout.write(`
 Site benchmark (${made.profiles} Profiles, ${os.cpus().length} CPUs)
   build time, cold (wall)             ${build.seconds.toFixed(1)} s   target < ${TARGET_BUILD_S.toFixed(0)} s: ${verdict(build.seconds < TARGET_BUILD_S)}  (${build.load})
+    where it went                      ${build.parts}
   build time, warm (wall)             ${warm.seconds.toFixed(1)} s   for ${more.profiles} Profiles, one run more than the cold build's  (${warm.load})
+    where it went                      ${warm.parts}
   leaderboard page (index.html)       ${leaderboard.toFixed(1)} KB   target < ${TARGET_LEADERBOARD_KB} KB: ${verdict(leaderboard < TARGET_LEADERBOARD_KB)}
   profile pages                        ${profilePages.length}, mean ${kb(profilePages.reduce((a, b) => a + b, 0) / profilePages.length).toFixed(1)} KB, max ${kb(Math.max(...profilePages)).toFixed(1)} KB
   HTML pages                           ${pages}
