@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -19,14 +19,27 @@ const plotVersion = (JSON.parse(readFileSync(plotPackage, 'utf8')) as { version?
 
 let ready = false;
 
+type Code = readonly ((...args: never[]) => unknown)[];
+
+/**
+ * The hash of Plot's version and the drawing code, once per code list: every Profile page passes the same list, whose
+ * ~8 KB of source need not be hashed again for each of 10,000 charts.
+ */
+const codeHashes = new WeakMap<Code, Hash>();
+
+function codeHash(code: Code): Hash {
+  let hash = codeHashes.get(code);
+  if (!hash) {
+    hash = createHash('sha256').update(String(plotVersion)).update(code.map(String).join('\n'));
+    codeHashes.set(code, hash);
+  }
+  return hash;
+}
+
 /** The chart for `input` from the cache, else `render()`'s, stored for the next build. */
-export function cachedChart(input: unknown, code: readonly ((...args: never[]) => unknown)[], render: () => string): string {
+export function cachedChart(input: unknown, code: Code, render: () => string): string {
   if (folder === null) return render();
-  const key = createHash('sha256')
-    .update(String(plotVersion))
-    .update(code.map(String).join('\n'))
-    .update(JSON.stringify(input))
-    .digest('hex');
+  const key = codeHash(code).copy().update(JSON.stringify(input)).digest('hex');
   const file = path.join(folder, `${key}.svg`);
   try {
     return readFileSync(file, 'utf8');

@@ -17,9 +17,13 @@ export interface ChartSpec {
   /** How many data rows the chart draws as dots (or bars): the browser tests compare it with the marks drawn. */
   rows: number;
   plot: Plot.PlotOptions;
+  /**
+   * A colour legend written here instead of Plot's: one coloured box per entry drawn by site.css from `--c`, ~50 bytes
+   * an entry where Plot's swatch is an SVG of ~130 (the Profile page's ECDF, one per Profile). Plot's legend is off.
+   */
+  swatches?: { label: string; color: string }[];
 }
 
-const DEFAULT_STYLE = { fontSize: '11px', background: '#fff', overflow: 'visible' };
 
 /**
  * Plot's class prefix, fixed so that the rules Plot would inline into every chart (two <style> blocks, ~1 KB) are in
@@ -29,15 +33,16 @@ export const PLOT_CLASS = 'pbh-plot';
 
 /** Plot's figure (legends and the SVG) or bare SVG as an HTML string, with role="img", a title and a description. */
 export function renderChart(spec: ChartSpec): string {
-  const node = Plot.plot({
+  const plotted = Plot.plot({
     width: 640,
     height: 300,
-    style: DEFAULT_STYLE,
+    // No inline style: the SVG's font size, background and overflow are .chart-svg's in site.css, once for every chart.
     ...spec.plot,
     className: PLOT_CLASS,
     // linkedom's Document implements the part of the DOM Plot calls; its type is not lib.dom's.
     document: document as unknown as Document,
   });
+  const node = spec.swatches ? withSwatches(plotted, spec.swatches) : plotted;
   const svg = node.tagName.toLowerCase() === 'svg' ? node : node.querySelector(':scope > svg');
   if (!svg) throw new Error(`Chart ${spec.id}: Observable Plot returned no SVG.`);
   for (const style of [...node.querySelectorAll('style')]) style.remove();
@@ -55,7 +60,26 @@ export function renderChart(spec: ChartSpec): string {
   svg.insertBefore(title, desc);
   node.setAttribute('data-chart', safeId);
   node.setAttribute('data-rows', String(spec.rows));
-  return compactPaths(roundGeometry(node.outerHTML));
+  return compactTicks(compactPaths(roundGeometry(node.outerHTML)));
+}
+
+/** Plot's figure markup around a bare SVG, with the legend above it: the same structure as Plot's own legends. */
+function withSwatches(svg: Element, swatches: { label: string; color: string }[]): Element {
+  const figure = document.createElement('figure');
+  figure.setAttribute('class', `${PLOT_CLASS}-figure`);
+  figure.setAttribute('style', 'max-width:initial');
+  const legend = document.createElement('div');
+  legend.setAttribute('class', `${PLOT_CLASS}-swatches ${PLOT_CLASS}-swatches-wrap`);
+  for (const { label, color } of swatches) {
+    const swatch = document.createElement('span');
+    swatch.setAttribute('class', `${PLOT_CLASS}-swatch`);
+    swatch.setAttribute('style', `--c:${color}`);
+    swatch.textContent = label;
+    legend.appendChild(swatch);
+  }
+  figure.appendChild(legend);
+  figure.appendChild(svg);
+  return figure as unknown as Element;
 }
 
 const GEOMETRY = / (d|x|y|x1|x2|y1|y2|cx|cy|r|width|height|transform|points)="([^"]*)"/g;
@@ -72,9 +96,18 @@ function roundGeometry(html: string): string {
 const POLYLINE = / d="(M[-\d.]+,[-\d.]+(?:L[-\d.]+,[-\d.]+)+)"/g;
 const POINT = /([ML])([-\d.]+),([-\d.]+)/g;
 
+/** A step in tenths of a pixel (every coordinate is on that grid after roundGeometry), as SVG writes it: `-.5`, `3.2`. */
+function tenths(from: string, to: string): string {
+  return String((Math.round(Number(to) * 10) - Math.round(Number(from) * 10)) / 10).replace(/^(-?)0\./, '$1.');
+}
+
+/** The shorter of an absolute step (`H57.5`) and a relative one (`h3.2`): the same point either way. */
+const shorter = (absolute: string, relative: string): string => (relative.length < absolute.length ? relative : absolute);
+
 /**
  * A line of absolute M/L steps (Plot's lines, the ECDF's step-after curve above all) rewritten with H and V where a
- * step is horizontal or vertical, repeated points dropped: the same path in about half the bytes.
+ * step is horizontal or vertical (relative h and v where shorter), repeated points dropped: the same path in well
+ * under half the bytes. Diagonal steps stay absolute L, one per point.
  */
 function compactPaths(html: string): string {
   return html.replace(POLYLINE, (_all, d: string) => {
@@ -84,8 +117,8 @@ function compactPaths(html: string): string {
     for (const [, command, px, py] of d.matchAll(POINT)) {
       if (command === 'M') out += `M${px},${py}`;
       else if (px === x && py === y) continue;
-      else if (py === y) out += `H${px}`;
-      else if (px === x) out += `V${py}`;
+      else if (py === y) out += shorter(`H${px}`, `h${tenths(x, px!)}`);
+      else if (px === x) out += shorter(`V${py}`, `v${tenths(y, py!)}`);
       else out += `L${px},${py}`;
       x = px!;
       y = py!;
@@ -94,5 +127,25 @@ function compactPaths(html: string): string {
   });
 }
 
+const TICK = /<path d="M0,0([HV]-?[\d.]+)" transform="translate\((-?[\d.]+),(-?[\d.]+)\)" ?\/>/g;
+const TICKS = /(<g [^>]*aria-label="[xy]-axis tick"[^>]*>)((?:<path d="M0,0[HV]-?[\d.]+" transform="translate\(-?[\d.]+,-?[\d.]+\)" ?\/>)+)<\/g>/g;
+const GRID_LINE = /<line y2="(-?[\d.]+)" y1="\1" x2="(-?[\d.]+)" x1="(-?[\d.]+)" ?\/>|<line y2="(-?[\d.]+)" y1="(-?[\d.]+)" x2="(-?[\d.]+)" x1="\6" ?\/>/g;
+const GRID = /(<g [^>]*aria-label="[xy]-grid"[^>]*>)((?:<line y2="-?[\d.]+" y1="-?[\d.]+" x2="-?[\d.]+" x1="-?[\d.]+" ?\/>)+)<\/g>/g;
+
+/**
+ * An axis' ticks (one translated path each) and its grid (one <line> each) as one path per group: the same strokes
+ * in a third of the bytes. Only Plot's plain forms are rewritten; a group with anything else is left as it is.
+ */
+function compactTicks(html: string): string {
+  return html
+    .replace(TICKS, (_all, open: string, ticks: string) =>
+      `${open}<path d="${[...ticks.matchAll(TICK)].map(([, step, x, y]) => `M${x},${y}${step!.toLowerCase()}`).join('')}"/></g>`)
+    .replace(GRID, (_all, open: string, lines: string) => {
+      const d = [...lines.matchAll(GRID_LINE)].map(([, hy, hx2, hx1, vy2, vy1, vx]) =>
+        hy !== undefined ? `M${hx1},${hy}H${hx2}` : `M${vx},${vy1}V${vy2}`);
+      return d.length === (lines.match(/<line /g) ?? []).length ? `${open}<path fill="none" d="${d.join('')}"/></g>` : `${open}${lines}</g>`;
+    });
+}
+
 /** The code every chart's markup passes through: part of a cached chart's key (cache.ts). */
-export const RENDER_CODE = [renderChart, roundGeometry, compactPaths] as const;
+export const RENDER_CODE = [renderChart, withSwatches, roundGeometry, tenths, shorter, compactPaths, compactTicks] as const;

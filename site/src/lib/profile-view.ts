@@ -66,15 +66,18 @@ export function lastBatchText(lastBatch: StoredProfile['workload']['last_batch']
  */
 const ECDF_POINTS = 64;
 
-function ecdfPoints(sortedMs: number[], boundary: string): { x: number; y: number; boundary: string }[] {
+/** A line's quantiles at every 1/ECDF_POINTS (every sample where there are fewer): x in ms, y the fraction at or below. */
+function ecdfPoints(sortedMs: Float64Array): { x: number[]; y: number[] } {
   const n = sortedMs.length;
-  if (n <= ECDF_POINTS) return sortedMs.map((x, i) => ({ x, y: (i + 1) / n, boundary }));
-  const points: { x: number; y: number; boundary: string }[] = [];
-  for (let k = 1; k <= ECDF_POINTS; k++) {
-    const i = Math.min(n - 1, Math.ceil((k / ECDF_POINTS) * n) - 1);
-    points.push({ x: sortedMs[i]!, y: (i + 1) / n, boundary });
+  const x: number[] = [];
+  const y: number[] = [];
+  const steps = Math.min(n, ECDF_POINTS);
+  for (let k = 1; k <= steps; k++) {
+    const i = n <= ECDF_POINTS ? k - 1 : Math.min(n - 1, Math.ceil((k / ECDF_POINTS) * n) - 1);
+    x.push(sortedMs[i]!);
+    y.push((i + 1) / n);
   }
-  return points;
+  return { x, y };
 }
 
 /**
@@ -95,37 +98,46 @@ function logTicks(min: number, max: number): number[] | undefined {
 /** Boundary colours: fixed by BOUNDARIES' order, so a boundary keeps its colour on every Profile page. */
 const BOUNDARY_COLORS = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#a463f2', '#9c6b4e'];
 
-export function latencyEcdf(samples: SampleColumns, id: string): { svg: string } | null {
-  if (samples.ns.length === 0) return null;
-  const byBoundary = new Map<Boundary, number[]>();
-  // Pushed in place: copying the list per sample made a Profile of 5,000 samples cost tens of milliseconds.
-  samples.boundary.forEach((b, i) => {
-    const list = byBoundary.get(b);
-    if (list) list.push(samples.ns[i]! / 1e6);
-    else byBoundary.set(b, [samples.ns[i]! / 1e6]);
-  });
-  const present = BOUNDARIES.filter((b) => byBoundary.has(b.key));
-  const names = present.map((b) => `${b.label} (n=${byBoundary.get(b.key)?.length ?? 0})`);
-  const rows = present.flatMap((b, i) => ecdfPoints((byBoundary.get(b.key) ?? []).sort((x, y) => x - y), names[i]!));
-  const all = rows.map((p) => p.x);
-  const [min, max] = [Math.min(...all), Math.max(...all)];
-  const log = max / Math.max(1e-9, min) > 30;
-  const colors = present.map((b) => BOUNDARY_COLORS[BOUNDARIES.indexOf(b) % BOUNDARY_COLORS.length]!);
-  const input: EcdfInput = { id, names, colors, rows, log, ticks: log ? logTicks(min, max) : undefined };
-  const svg = cachedChart(input, [...RENDER_CODE, drawEcdf, logTicks, fmtNum], () => drawEcdf(input));
-  return { svg };
-}
-
+/** What the chart is drawn from, also its cache key (cache.ts): one entry per boundary, numbers in lists (cheap to hash). */
 interface EcdfInput {
   id: string;
   names: string[];
   colors: string[];
-  rows: { x: number; y: number; boundary: string }[];
+  lines: { x: number[]; y: number[] }[];
   log: boolean;
   ticks: number[] | undefined;
 }
 
-function drawEcdf({ id, names, colors, rows, log, ticks }: EcdfInput): string {
+/** Each boundary's latencies in ms, sorted: counted, filled, then sorted as a typed array (no comparator calls). */
+function latenciesByBoundary(samples: SampleColumns): Map<Boundary, Float64Array> {
+  const counts = new Map<Boundary, number>();
+  for (const b of samples.boundary) counts.set(b, (counts.get(b) ?? 0) + 1);
+  const lists = new Map<Boundary, { values: Float64Array; filled: number }>();
+  for (const [b, n] of counts) lists.set(b, { values: new Float64Array(n), filled: 0 });
+  samples.boundary.forEach((b, i) => {
+    const list = lists.get(b)!;
+    list.values[list.filled++] = samples.ns[i]! / 1e6;
+  });
+  return new Map([...lists].map(([b, list]) => [b, list.values.sort()]));
+}
+
+export function latencyEcdf(samples: SampleColumns, id: string): { svg: string } | null {
+  if (samples.ns.length === 0) return null;
+  const byBoundary = latenciesByBoundary(samples);
+  const present = BOUNDARIES.filter((b) => byBoundary.has(b.key));
+  const names = present.map((b) => `${b.label} (n=${byBoundary.get(b.key)!.length})`);
+  const lines = present.map((b) => ecdfPoints(byBoundary.get(b.key)!));
+  let [min, max] = [Infinity, -Infinity];
+  for (const line of lines) [min, max] = [Math.min(min, line.x[0]!), Math.max(max, line.x[line.x.length - 1]!)];
+  const log = max / Math.max(1e-9, min) > 30;
+  const colors = present.map((b) => BOUNDARY_COLORS[BOUNDARIES.indexOf(b) % BOUNDARY_COLORS.length]!);
+  const input: EcdfInput = { id, names, colors, lines, log, ticks: log ? logTicks(min, max) : undefined };
+  const svg = cachedChart(input, ECDF_CODE, () => drawEcdf(input));
+  return { svg };
+}
+
+function drawEcdf({ id, names, colors, lines, log, ticks }: EcdfInput): string {
+  const rows = lines.flatMap((line, i) => line.x.map((x, k) => ({ x, y: line.y[k]!, boundary: names[i]! })));
   return renderChart({
     id,
     title: 'Latency distribution per batch (ECDF)',
@@ -133,19 +145,28 @@ function drawEcdf({ id, names, colors, rows, log, ticks }: EcdfInput): string {
     description:
       `Empirical cumulative distribution of per-batch latency for ${names.join(', ')}. ` +
       `For each latency on the x axis, the y value is the fraction of batches that took at most that long.`,
+    swatches: names.map((label, i) => ({ label, color: colors[i]! })),
     plot: {
       x: {
         label: `Latency per batch (ms${log ? ', log scale' : ''}) →`, type: log ? 'log' : 'linear',
         ...(ticks ? { ticks, tickFormat: (v: number) => fmtNum(v) } : { ticks: 6 }),
       },
       y: { label: '↑ Fraction of batches (%)', percent: true, grid: true, ticks: 5 },
-      color: { domain: names, range: colors, legend: true, label: 'Boundary' },
+      color: { domain: names, range: colors, label: 'Boundary' },
       marks: [Plot.line(rows, { x: 'x', y: 'y', stroke: 'boundary', curve: 'step-after', strokeWidth: 1.6 })],
     },
   });
 }
 
+/** The code an ECDF's markup comes from: part of its cache key, one list for every page (cache.ts hashes it once). */
+const ECDF_CODE = [...RENDER_CODE, drawEcdf, logTicks, ecdfPoints, fmtNum] as const;
+
 export const TOP_LAYERS = 12;
+
+/** A <meter>'s value: four significant digits, all a bar of a few rem can show (the figure beside it is the reading). */
+export function meterValue(value: number): number {
+  return Number(value.toPrecision(4));
+}
 
 export function opTypeShares(profile: StoredProfile): { op: string; share: number; layers: number }[] {
   const byOp = new Map<string, { share: number; layers: number }>();
