@@ -64,11 +64,33 @@ async function bundleClientScripts(siteDir: string, outDir: string): Promise<voi
   });
 }
 
-/** After the pages: the downloads, the whole database as Parquet and as the console's DuckDB file, duckdb-wasm served from the site itself, and the client scripts. */
+/**
+ * The chart pool's worker (src/charts/pool.ts) as one ES module beside the site's packages: a worker thread runs a
+ * file with Node itself, outside Vite, so its TypeScript is bundled here, before the pages are built.
+ */
+export async function bundleChartWorker(siteDir: string): Promise<string> {
+  const outfile = path.join(siteDir, 'node_modules', '.cache', 'pbh-site', 'chart-worker.mjs');
+  await build({
+    entryPoints: [path.join(siteDir, 'src', 'charts', 'chart-worker.ts')],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
+/** Before the pages: the chart worker. After them: the downloads, the whole database as Parquet and as the console's DuckDB file, duckdb-wasm served from the site itself, and the client scripts. */
 export function pbhAssets(options: { siteDir: string }): AstroIntegration {
   return {
     name: 'pbh-assets',
     hooks: {
+      'astro:build:start': async () => {
+        process.env.PBH_SITE_CHART_WORKER = await bundleChartWorker(options.siteDir);
+      },
       'astro:build:done': async ({ dir, logger }) => {
         const out = fileURLToPath(dir);
         // Astro 5 leaves its content-layer stubs in a static build's output; they are not part of the site.

@@ -36,19 +36,24 @@ function codeHash(code: Code): Hash {
   return hash;
 }
 
-/** The chart for `input` from the cache, else `render()`'s, stored for the next build. */
-export function cachedChart(input: unknown, code: Code, render: () => string): string {
-  if (folder === null) return render();
-  const key = codeHash(code).copy().update(JSON.stringify(input)).digest('hex');
-  const file = path.join(folder, `${key}.svg`);
+/** Where the chart for `input` drawn by `code` is kept, or null when the cache is off. */
+function cacheFile(input: unknown, code: Code): string | null {
+  if (folder === null) return null;
+  return path.join(folder, `${codeHash(code).copy().update(JSON.stringify(input)).digest('hex')}.svg`);
+}
+
+function cached(file: string): string | null {
   try {
     return readFileSync(file, 'utf8');
   } catch {
-    // Not cached yet (or unreadable): render it.
+    // Not cached yet (or unreadable): it is drawn.
+    return null;
   }
-  const svg = render();
+}
+
+function keep(file: string, svg: string): string {
   if (!ready) {
-    mkdirSync(folder, { recursive: true });
+    mkdirSync(folder!, { recursive: true });
     ready = true;
   }
   // Written aside, then renamed: a build killed mid-write leaves no half chart under the key.
@@ -56,4 +61,18 @@ export function cachedChart(input: unknown, code: Code, render: () => string): s
   writeFileSync(partial, svg);
   renameSync(partial, file);
   return svg;
+}
+
+/** The chart for `input` from the cache, else `render()`'s, stored for the next build. */
+export function cachedChart(input: unknown, code: Code, render: () => string): string {
+  const file = cacheFile(input, code);
+  if (file === null) return render();
+  return cached(file) ?? keep(file, render());
+}
+
+/** cachedChart for a chart drawn elsewhere (a worker thread of charts/pool.ts). */
+export async function cachedChartAsync(input: unknown, code: Code, render: () => Promise<string>): Promise<string> {
+  const file = cacheFile(input, code);
+  if (file === null) return render();
+  return cached(file) ?? keep(file, await render());
 }

@@ -1,6 +1,7 @@
 import type { Boundary, SampleColumns, ScenarioResult, StoredProfile } from '@pbh/core';
 import * as Plot from '@observablehq/plot';
-import { cachedChart } from '../charts/cache.js';
+import { cachedChart, cachedChartAsync } from '../charts/cache.js';
+import { chartPool } from '../charts/pool.js';
 import { RENDER_CODE, renderChart } from '../charts/render.js';
 import { fmtNum } from './format.js';
 
@@ -99,7 +100,7 @@ function logTicks(min: number, max: number): number[] | undefined {
 const BOUNDARY_COLORS = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#a463f2', '#9c6b4e'];
 
 /** What the chart is drawn from, also its cache key (cache.ts): one entry per boundary, numbers in lists (cheap to hash). */
-interface EcdfInput {
+export interface EcdfInput {
   id: string;
   names: string[];
   colors: string[];
@@ -121,7 +122,7 @@ function latenciesByBoundary(samples: SampleColumns): Map<Boundary, Float64Array
   return new Map([...lists].map(([b, list]) => [b, list.values.sort()]));
 }
 
-export function latencyEcdf(samples: SampleColumns, id: string): { svg: string } | null {
+function ecdfInput(samples: SampleColumns, id: string): EcdfInput | null {
   if (samples.ns.length === 0) return null;
   const byBoundary = latenciesByBoundary(samples);
   const present = BOUNDARIES.filter((b) => byBoundary.has(b.key));
@@ -131,12 +132,23 @@ export function latencyEcdf(samples: SampleColumns, id: string): { svg: string }
   for (const line of lines) [min, max] = [Math.min(min, line.x[0]!), Math.max(max, line.x[line.x.length - 1]!)];
   const log = max / Math.max(1e-9, min) > 30;
   const colors = present.map((b) => BOUNDARY_COLORS[BOUNDARIES.indexOf(b) % BOUNDARY_COLORS.length]!);
-  const input: EcdfInput = { id, names, colors, lines, log, ticks: log ? logTicks(min, max) : undefined };
-  const svg = cachedChart(input, ECDF_CODE, () => drawEcdf(input));
-  return { svg };
+  return { id, names, colors, lines, log, ticks: log ? logTicks(min, max) : undefined };
 }
 
-function drawEcdf({ id, names, colors, lines, log, ticks }: EcdfInput): string {
+export function latencyEcdf(samples: SampleColumns, id: string): { svg: string } | null {
+  const input = ecdfInput(samples, id);
+  return input && { svg: cachedChart(input, ECDF_CODE, () => drawEcdf(input)) };
+}
+
+/** latencyEcdf drawn on the build's chart pool where there is one (charts/pool.ts), else in this thread. */
+export async function latencyEcdfAsync(samples: SampleColumns, id: string): Promise<{ svg: string } | null> {
+  const input = ecdfInput(samples, id);
+  if (!input) return null;
+  const pool = chartPool();
+  return { svg: await cachedChartAsync(input, ECDF_CODE, async () => (pool ? pool.draw('ecdf', input) : drawEcdf(input))) };
+}
+
+export function drawEcdf({ id, names, colors, lines, log, ticks }: EcdfInput): string {
   const rows = lines.flatMap((line, i) => line.x.map((x, k) => ({ x, y: line.y[k]!, boundary: names[i]! })));
   return renderChart({
     id,

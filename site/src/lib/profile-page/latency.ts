@@ -1,19 +1,18 @@
 import type { ProfileEntry } from '../data.js';
 import { fmtNum } from '../format.js';
 import { Html, html } from '../html.js';
-import { BOUNDARIES, boundaryMeaning, latencyEcdf } from '../profile-view.js';
+import { BOUNDARIES, boundaryMeaning } from '../profile-view.js';
 
 /**
- * The latency distribution: the headline boundary, the ECDF of every boundary, each boundary's statistics, and what
+ * The latency distribution: the headline boundary, the ECDF of every boundary (drawn by profileEcdf), each boundary's statistics, and what
  * each boundary measures (once, under the table: a row's tooltip repeated it).
  */
-export function latencyHtml(entry: ProfileEntry): Html {
+export function latencyHtml(entry: ProfileEntry, ecdf: { svg: string } | null): Html {
   const profile = entry.profile;
   const headline = profile.headline_boundary;
   const note = headline
     ? html`Headline boundary: <code>${headline}</code> (${boundaryMeaning(headline)}). Throughput and the headline percentiles are computed from it.`
     : html`No headline boundary recorded (the Profile was stored before PBH recorded one, or nothing was measured): its figures are <code>${entry.latency_boundary}</code>'s, which it was ranked by.`;
-  const ecdf = latencyEcdf(entry.samples, 'ecdf');
   // The chart's markup comes from Plot through the DOM serialiser, which escaped every database string in it.
   const chart = ecdf
     ? html`<figure class="chart"><figcaption><strong>Latency per batch, every boundary</strong><span>Each line is one timing boundary; further right means slower. transport is predict − engine per batch: the cost of reaching the runtime.</span></figcaption>${new Html(ecdf.svg)}</figure>`
