@@ -595,6 +595,17 @@ describe('pbh site build from a real pbh run', () => {
     expect(boundaries).toContain('end_to_end = preprocess + predict;');
     expect(boundaries).not.toContain('postprocess');
     await page.screenshot({ path: path.join(SHOTS, 'profile.png'), fullPage: true });
+    // The Profile keeps its own cell of the config; the run's experiment config is on the run's page, one click away.
+    const cell = JSON.parse((await page.locator('h2:has-text("Full config") + details pre').textContent()) ?? '') as { batch_size: number };
+    expect(typeof cell.batch_size).toBe('number');
+    await page.locator('a', { hasText: "site-test's page" }).click();
+    expect(page.url()).toMatch(/\/runs\/[^/]+\.html#config$/);
+    const experiment = (JSON.parse((await page.locator('section#config pre').textContent()) ?? '') as { experiment: { name: string; models: { name: string }[] } }).experiment;
+    expect(experiment.name).toBe('site-test');
+    expect(experiment.models.map((m) => m.name)).toContain(HOSTILE);
+    expect(await page.locator('main table a[href^="../profiles/"]').count()).toBeGreaterThan(0);
+    await page.goto(url('runs.html'));
+    expect(await page.locator('main table a[href^="runs/"]').count()).toBe(await page.locator('main table tbody tr').count());
     await page.goto(url('comparisons.html'));
     await page.screenshot({ path: path.join(SHOTS, 'comparisons.png'), fullPage: false });
     await page.goto(url('history.html'));
