@@ -6,7 +6,7 @@ import duckdb from '@duckdb/node-bindings';
  * Neither may hold NULL.
  */
 export type NumericKind = 'int32' | 'finite';
-type ArrayOf<K extends NumericKind> = K extends 'int32' ? Int32Array : Float64Array;
+type ArrayOf<K extends NumericKind> = K extends 'int32' ? Int32Array<ArrayBuffer> : Float64Array<ArrayBuffer>;
 export type NumericColumns<S extends Record<string, NumericKind>> = { [N in keyof S]: ArrayOf<S[N]> };
 
 const TYPE_OF: Record<NumericKind, { id: DuckDBTypeId; name: string; bytes: number }> = {

@@ -76,11 +76,13 @@ export async function readSampleColumns(connection: DuckDBConnection): Promise<M
       const name = (await connection.runAndReadAll('SELECT boundary FROM samples WHERE profile_id = $1 ORDER BY seq LIMIT 1 OFFSET $2', [profileId, unknown])).getRows();
       throw new ProfileRowError('samples', profileId, unknown, `boundary ${JSON.stringify(name[0]?.[0])} is not one of ${BOUNDARIES.join(', ')}`);
     }
+    const boundary = new Array<Boundary>(codes.length);
+    for (let i = 0; i < codes.length; i++) boundary[i] = BOUNDARIES[codes[i]!]!;
     samples.set(profileId, {
-      session: Array.from(columns.session.subarray(start, end)),
-      batch: Array.from(columns.batch.subarray(start, end)),
-      boundary: Array.from(codes, (code): Boundary => BOUNDARIES[code]!),
-      ns: Array.from(columns.ns.subarray(start, end)),
+      session: columns.session.subarray(start, end),
+      batch: columns.batch.subarray(start, end),
+      boundary,
+      ns: columns.ns.subarray(start, end),
     });
   }
   return samples;

@@ -8,21 +8,33 @@ import { BoundarySchema, ProfileSchema, ProfileStatusSchema, ScenarioResultSchem
  * Bump SITE_DATA_VERSION when a field is removed, renamed or changes meaning or type; a new field
  * is not a new version. Version 2: rank_in_model ranks within (model, scenario), and latency_boundary and
  * headline_boundary may be `query`. Version 3: rank_in_group (within model, batch size, scenario, executed precision
- * and hardware) replaces rank_in_model; hardware names the machine as the leaderboard view does.
+ * and hardware) replaces rank_in_model; hardware names the machine as the leaderboard view does. Version 4: readSiteData
+ * gives the samples' session, batch and ns as typed arrays (Int32Array, Int32Array, Float64Array).
  */
-export const SITE_DATA_VERSION = 3;
+export const SITE_DATA_VERSION = 4;
 
 const count = z.number().int();
 const num = z.number().nullable();
 const HeadlineSchema = ProfileSchema.shape.headline_boundary.unwrap().unwrap();
 
-/** A Profile's raw per-batch latencies column by column, in Profile.samples order: holding every Profile's at once stays affordable. */
+/** A column of integers or of finite numbers: a typed array as readSiteData gives it, or a list. */
+const integers = z.union([z.instanceof(Int32Array), z.array(count)]);
+const finites = z.union([
+  z.instanceof(Float64Array).refine((column) => column.every(Number.isFinite), { message: 'every value must be a finite number' }),
+  z.array(z.number()),
+]);
+
+/**
+ * A Profile's raw per-batch latencies column by column, in Profile.samples order: holding every Profile's at once stays
+ * affordable. readSiteData gives session, batch and ns as typed arrays (views on one buffer per column, off the JS
+ * heap: millions of samples cost no garbage collection), which is why consumers index them rather than map them.
+ */
 export const SampleColumnsSchema = z
   .object({
-    session: z.array(count),
-    batch: z.array(count),
+    session: integers,
+    batch: integers,
     boundary: z.array(BoundarySchema),
-    ns: z.array(z.number()),
+    ns: finites,
   })
   .refine((c) => c.session.length === c.ns.length && c.batch.length === c.ns.length && c.boundary.length === c.ns.length, {
     message: 'session, batch, boundary and ns must have one entry per sample',
@@ -163,6 +175,6 @@ export function fullProfile(published: PublishedProfile): Profile {
   return {
     ...published.profile,
     // The schema holds the four columns to one length.
-    samples: ns.map((value, i) => ({ session: session[i]!, batch: batch[i]!, boundary: boundary[i]!, ns: value })),
+    samples: Array.from(ns, (value, i) => ({ session: session[i]!, batch: batch[i]!, boundary: boundary[i]!, ns: value })),
   };
 }
