@@ -40,23 +40,39 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  * the full id for any that collide, slugFor() for ids that are not UUIDs.
  */
 function profileSlugs(ids: string[]): Map<string, string> {
-  const short = (id: string): string => (UUID.test(id) ? id.replace(/-/g, '').slice(0, 12) : slugFor(id));
+  const shorts = ids.map((id) => (UUID.test(id) ? id.replace(/-/g, '').slice(0, 12) : slugFor(id)));
   const counts = new Map<string, number>();
-  for (const id of ids) counts.set(short(id), (counts.get(short(id)) ?? 0) + 1);
-  return new Map(ids.map((id) => [id, counts.get(short(id)) === 1 ? short(id) : slugFor(id)]));
+  for (const short of shorts) counts.set(short, (counts.get(short) ?? 0) + 1);
+  return new Map(ids.map((id, i) => [id, counts.get(shorts[i]!) === 1 ? shorts[i]! : slugFor(id)]));
 }
 
 function groupBy(profiles: ProfileEntry[], name: (p: ProfileEntry) => string): NamedGroup[] {
   const groups = new Map<string, ProfileEntry[]>();
-  for (const p of profiles) groups.set(name(p), [...(groups.get(name(p)) ?? []), p]);
+  for (const p of profiles) {
+    // Pushed in place: copying the group per Profile made 10,000 Profiles of a few models quadratic.
+    const members = groups.get(name(p));
+    if (members) members.push(p);
+    else groups.set(name(p), [p]);
+  }
   return [...groups.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([groupName, members]) => ({ name: groupName, slug: slugFor(groupName), profiles: members }));
 }
 
+/** slugFor, once per distinct name: thousands of Profiles share a few models, engines and series, and a slug may hash. */
+function memoSlug(): (name: string) => string {
+  const known = new Map<string, string>();
+  return (name) => {
+    let slug = known.get(name);
+    if (slug === undefined) known.set(name, (slug = slugFor(name)));
+    return slug;
+  };
+}
+
 async function loadSiteData(): Promise<SiteData> {
   const published = await readSiteData(siteDbPath());
   const slugs = profileSlugs(published.profiles.map((p) => p.profile_id));
+  const slug = memoSlug();
   const profiles: ProfileEntry[] = published.profiles.map((p) => {
     const precisionLabel = precisionText(p.precision, p.precision_requested);
     // Precision, the engine entry and the scenario are part of the cell: fp32 and bf16 of one engine, two labelled
@@ -70,11 +86,11 @@ async function loadSiteData(): Promise<SiteData> {
     return {
       ...p,
       slug: slugs.get(p.profile_id) ?? slugFor(p.profile_id),
-      modelSlug: slugFor(p.model_name),
-      engineSlug: slugFor(p.engine_name),
+      modelSlug: slug(p.model_name),
+      engineSlug: slug(p.engine_name),
       precisionLabel,
       seriesKey,
-      seriesSlug: slugFor(seriesKey),
+      seriesSlug: slug(seriesKey),
       accuracy: chosen?.value ?? null,
       accuracyMetric: chosen?.metric ?? null,
     };
