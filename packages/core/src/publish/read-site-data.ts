@@ -5,7 +5,6 @@ import { openStore, type ProfileStore } from '../store/store.js';
 import { ProfileRowError, readSampleColumns, readSessionThroughputs } from './profile-lists.js';
 import { PublishedProfileSchema, PublishedRunSchema, SITE_DATA_VERSION, type SiteData } from './site-data.js';
 
-// Every query goes through runQuery, so DuckDB values arrive as JSON: timestamps as ISO strings, BIGINT as numbers, lists as arrays.
 // engine_entry and scenario use the leaderboard view's expressions, so a Profile of any status reads as the view would show it.
 
 /**
@@ -20,11 +19,19 @@ const headline = (stat: 'p50' | 'p99'): string =>
 const HARDWARE = `coalesce(s.cpu_model || ' (' || s.cpu_cores || ' threads)' ||
   coalesce(' + ' || nullif(array_to_string(json_extract_string(s.gpus, '$[*].model'), ', '), ''), ''), 'unknown system')`;
 
+/**
+ * One JSON text per Profile, {"row": its columns, "profile": its stored JSON}, with its place in (created_at,
+ * profile_id) order: DuckDB writes the JSON and JSON.parse reads it, where converting each of ~80 columns a row value
+ * by value cost more than both, and sorting the rows carried ~11 KB of JSON each through the sort. The stored JSON is
+ * spliced in as text (to_json would parse and rewrite it). Timestamps are ISO 8601 in UTC (as toISOString writes them),
+ * doubles in shortest round-trip form.
+ */
 const PROFILE_SQL = `
-SELECT p.profile_id, p.run_id, r.name AS run_name, p.cell_key, p.created_at, p.status, p.error, p.model_name, p.model_sha256,
+SELECT o.ord, '{"row":' || to_json(t)::VARCHAR || ',"profile":' || j.profile_json::VARCHAR || '}' AS row FROM (
+SELECT p.profile_id, p.run_id, r.name AS run_name, p.cell_key, strftime(timezone('UTC', p.created_at), '%Y-%m-%dT%H:%M:%S.%gZ') AS created_at, p.status, p.error, p.model_name, p.model_sha256,
   p.model_family, p.engine_name, p.engine_label, coalesce(p.engine_label, p.engine_name) AS engine_entry, p.engine_version, p.engine_device, p.engine_compile_ms,
   p.precision_executed AS precision, p.precision_requested, p.dataset_name, p.batch_size,
-  coalesce(p.scenario, 'single_stream') AS scenario, p.validity, p.validity_reasons::VARCHAR AS validity_reasons,
+  coalesce(p.scenario, 'single_stream') AS scenario, p.validity, p.validity_reasons,
   p.scenario_metric, p.scenario_value,
   p.session_count, p.samples_per_session, p.throughput_mean, p.throughput_std, p.throughput_ci95_low, p.throughput_ci95_high,
   p.headline_boundary, coalesce(l.latency_boundary, p.headline_boundary, 'predict') AS latency_boundary,
@@ -33,42 +40,67 @@ SELECT p.profile_id, p.run_id, r.name AS run_name, p.cell_key, p.created_at, p.s
   p.query_p50_ms, p.query_p99_ms,
   p.peak_rss_mb, p.peak_device_mb, p.achieved_flops, p.peak_fraction, p.top1, p.top5,
   g.ttft_p50_ms, g.ttft_p99_ms, g.itl_p50_ms, g.itl_p99_ms, g.output_tokens_per_s, g.goodput_rps, g.perplexity, p.command, p.system_id,
-  s.cpu_model, s.cpu_cores, s.gpus::VARCHAR AS gpus, s.hostname, ${HARDWARE} AS hardware,
+  s.cpu_model, s.cpu_cores, s.gpus, s.hostname, ${HARDWARE} AS hardware,
   m.sparsity_actual, m.sparsity_kind, m.parameters::DOUBLE AS parameters, m.flops_per_sample,
-  l.rank_in_group, p.profile_json::VARCHAR AS profile
+  l.rank_in_group
 FROM profiles p
 LEFT JOIN systems s ON s.system_id = p.system_id
 LEFT JOIN models m ON m.model_sha256 = p.model_sha256
 LEFT JOIN runs r ON r.run_id = p.run_id
 LEFT JOIN leaderboard l ON l.profile_id = p.profile_id
 LEFT JOIN generation g ON g.profile_id = p.profile_id
-ORDER BY p.created_at, p.profile_id`;
+) t JOIN profiles j USING (profile_id)
+JOIN (SELECT profile_id, (row_number() OVER (ORDER BY created_at, profile_id) - 1)::INTEGER AS ord FROM profiles) o USING (profile_id)`;
 
 const RUN_SQL = `
 SELECT r.run_id, r.name, r.started_at, r.finished_at, r.command, count(p.profile_id)::INTEGER AS profiles
 FROM runs r LEFT JOIN profiles p ON p.run_id = r.run_id
 GROUP BY ALL ORDER BY r.started_at, r.run_id`;
 
-/** JSON columns come as text; parsed here so the schema checks what they hold. */
-function jsonText<S extends z.ZodType>(schema: S) {
-  return z
-    .string()
-    .transform((text, ctx) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch (error) {
-        ctx.issues.push({ code: 'custom', message: `not JSON (${error instanceof Error ? error.message : String(error)})`, input: text });
-        return z.NEVER;
-      }
-    })
-    .pipe(schema);
+const ProfileQueryRowSchema = PublishedProfileSchema.omit({ session_throughputs: true, samples: true, profile: true });
+const ProfileTextValueSchema = z.object({ row: ProfileQueryRowSchema, profile: PublishedProfileSchema.shape.profile });
+type ProfileRow = z.output<typeof ProfileQueryRowSchema> & Pick<z.output<typeof PublishedProfileSchema>, 'profile'>;
+const ProfileTextSchema = z.tuple([z.number().int(), z.string()]);
+
+function badRow(file: string, row: number | string, problem: string, sql: string): Error {
+  return new Error(
+    `Row ${row} read for the site from ${file} has an unexpected shape (${problem}). ` +
+      `The database may come from another pbh version; rebuild it with this one or report the message.\nQuery: ${sql}`,
+  );
 }
 
-const ProfileQueryRowSchema = PublishedProfileSchema.omit({ session_throughputs: true, samples: true }).extend({
-  gpus: jsonText(PublishedProfileSchema.shape.gpus.unwrap()).nullable(),
-  validity_reasons: jsonText(PublishedProfileSchema.shape.validity_reasons.unwrap()).nullable(),
-  profile: jsonText(PublishedProfileSchema.shape.profile),
-});
+/** One Profile's text: its row number (in created_at order) and the value JSON.parse made of it. */
+function parseRow(file: string, cells: unknown[], index: number): { ord: number; value: unknown } {
+  const envelope = ProfileTextSchema.safeParse(cells);
+  if (!envelope.success) throw badRow(file, index, `not (ord, JSON text): ${z.prettifyError(envelope.error)}`, PROFILE_SQL);
+  const [ord, text] = envelope.data;
+  try {
+    return { ord, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    // DuckDB writes a NaN or infinite double as NaN or Infinity, which JSON has no words for.
+    const why = error instanceof Error ? error.message : String(error);
+    throw badRow(file, ord, `not JSON: ${why}; a NaN or infinite number, which the site cannot show, is the likely cause`, PROFILE_SQL);
+  }
+}
+
+/** Every Profile's row, in (created_at, profile_id) order, each validated against the published contract. */
+async function selectProfiles(store: ProfileStore): Promise<ProfileRow[]> {
+  const result = await runQuery(store, PROFILE_SQL);
+  const rows = new Array<ProfileRow | undefined>(result.rows.length);
+  result.rows.forEach((cells, index) => {
+    const { ord, value } = parseRow(store.file, cells, index);
+    const parsed = ProfileTextValueSchema.safeParse(value);
+    if (!parsed.success) {
+      const id = (value as { row?: { profile_id?: unknown } } | null)?.row?.profile_id;
+      throw badRow(store.file, `${ord} (Profile ${String(id)})`, z.prettifyError(parsed.error), PROFILE_SQL);
+    }
+    const { row, profile } = parsed.data;
+    if (rows[ord] !== undefined) throw badRow(store.file, ord, `Profile ${row.profile_id} joins more than one row`, PROFILE_SQL);
+    rows[ord] = { ...row, profile };
+  });
+  // Each row took its own place, so none is left empty.
+  return rows as ProfileRow[];
+}
 
 async function select<S extends z.ZodType>(store: ProfileStore, sql: string, schema: S): Promise<z.output<S>[]> {
   const result = await runQuery(store, sql);
@@ -92,7 +124,7 @@ async function select<S extends z.ZodType>(store: ProfileStore, sql: string, sch
 export async function readSiteData(path: string): Promise<SiteData> {
   const store = await openStore(path, { readOnly: true });
   try {
-    const rows = await select(store, PROFILE_SQL, ProfileQueryRowSchema);
+    const rows = await selectProfiles(store);
     const runs = await select(store, RUN_SQL, PublishedRunSchema);
     const { sessions, samples } = await store.withConnection(async (connection) => {
       try {

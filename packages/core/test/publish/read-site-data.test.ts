@@ -262,6 +262,52 @@ describe('readSiteData', () => {
     expect(copied.profile.profile_id).toBe('copy');
   });
 
+  it("orders each Profile's samples by seq however the table holds them, and gives them as typed columns", async () => {
+    const file = join(dir, 'results.duckdb');
+    const written = await writeStore(file);
+    const fast = written.find((p) => p.profile_id === 'fast')!;
+    // Reversed seq: the rows lie in the table in the opposite order to the one they must be published in.
+    const store = await openStore(file);
+    try {
+      await store.withConnection((c) => c.run(`UPDATE samples SET seq = ${fast.samples.length - 1} - seq WHERE profile_id = 'fast'`));
+    } finally {
+      await store.close();
+    }
+    const data = await readSiteData(file);
+    const samples = data.profiles.find((p) => p.profile_id === 'fast')!.samples;
+    expect(samples.ns).toBeInstanceOf(Float64Array);
+    expect(samples.session).toBeInstanceOf(Int32Array);
+    expect(Array.from(samples.ns)).toEqual(fast.samples.map((s) => s.ns).reverse());
+    expect(samples.boundary).toEqual(fast.samples.map((s) => s.boundary).reverse());
+    // Every other Profile keeps its own samples in its own order.
+    for (const profile of written.filter((p) => p.profile_id !== 'fast')) {
+      expect(fullProfile(data.profiles.find((p) => p.profile_id === profile.profile_id)!).samples).toEqual(profile.samples);
+    }
+  });
+
+  it('refuses a value the contract does not allow, naming the file, the row and the Profile', async () => {
+    const file = join(dir, 'results.duckdb');
+    await writeStore(file);
+    const edit = async (sql: string) => {
+      const store = await openStore(file);
+      try {
+        await store.withConnection((c) => c.run(sql));
+      } finally {
+        await store.close();
+      }
+    };
+    await edit(`UPDATE samples SET ns = 'NaN'::DOUBLE WHERE profile_id = 'fast' AND seq = 3`);
+    await expect(readSiteData(file)).rejects.toThrow(/samples read for the site from .*results\.duckdb .*samples row 3 \(by seq\) of Profile fast: ns is NaN, where a finite number is required/);
+    await edit(`UPDATE samples SET ns = 1 WHERE profile_id = 'fast' AND seq = 3`);
+    await edit(`UPDATE sessions SET throughput_sps = 'Infinity'::DOUBLE WHERE profile_id = 'slow' AND session_index = 1`);
+    await expect(readSiteData(file)).rejects.toThrow(/sessions row 1 \(by session_index\) of Profile slow: throughput_sps is Infinity/);
+    await edit(`UPDATE sessions SET throughput_sps = 1 WHERE profile_id = 'slow'`);
+    await edit(`UPDATE profiles SET precision_executed = 'fp7' WHERE profile_id = 'other'`);
+    await expect(readSiteData(file)).rejects.toThrow(/Row \d+ \(Profile other\) read for the site from .*results\.duckdb has an unexpected shape \(.*row\.precision/s);
+    await edit(`UPDATE profiles SET precision_executed = 'fp32', throughput_mean = 'NaN'::DOUBLE WHERE profile_id = 'other'`);
+    await expect(readSiteData(file)).rejects.toThrow(/Row \d+ read for the site from .*results\.duckdb has an unexpected shape \(not JSON.*NaN/s);
+  });
+
   it('refuses a file a writer holds with the typed lock error, and a missing file with its own', async () => {
     const file = join(dir, 'busy.duckdb');
     const writer = await openStore(file);
