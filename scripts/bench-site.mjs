@@ -80,7 +80,8 @@ const clock = (hms) => hms.split(':').reduce((total, part) => total * 60 + Numbe
 /**
  * Where a build's time went, from its own log: Vite's bundling, the first page (which waits for the database read
  * every page shares), the Profile pages (between their route's first line and the next route's, Astro's clock has
- * whole seconds), all pages (Astro's own figure) and each step of the build integration (its "in N s").
+ * whole seconds), all pages (Astro's own figure) and each step of the build integration (its "in N s"; the downloads
+ * and the database export run at the same time).
  */
 function breakdown(log) {
   const lines = log.split('\n');

@@ -96,19 +96,23 @@ export function pbhAssets(options: { siteDir: string }): AstroIntegration {
         // Astro 5 leaves its content-layer stubs in a static build's output; they are not part of the site.
         for (const stub of ['content-assets.mjs', 'content-modules.mjs']) rmSync(path.join(out, stub), { force: true });
         // Each step says how long it took: `npm run bench:site` reads these lines for its breakdown.
-        let started = performance.now();
-        const took = (): string => {
-          const seconds = ((performance.now() - started) / 1000).toFixed(2);
-          started = performance.now();
-          return `in ${seconds} s`;
+        const timed = async <T>(step: () => Promise<T>, say: (result: T, seconds: string) => string): Promise<void> => {
+          const started = performance.now();
+          const result = await step();
+          logger.info(say(result, `in ${((performance.now() - started) / 1000).toFixed(2)} s`));
         };
-        const written = await writeDataFiles(path.join(out, 'data'));
-        logger.info(`wrote ${written} downloads (CSV, JSON, each Profile's own) into data/ ${took()}`);
-        await publishDatabase(siteDbPath(), path.join(out, 'data'));
-        logger.info(`exported the database to data/parquet/*.parquet and data/pbh.duckdb ${took()}`);
-        copyDuckdbWasm(options.siteDir, path.join(out, 'duckdb'));
-        await bundleClientScripts(options.siteDir, path.join(out, 'assets'));
-        logger.info(`copied duckdb-wasm into duckdb/ and bundled the client scripts into assets/ ${took()}`);
+        // DuckDB exports on its own threads while the downloads are rendered on this one: both at once.
+        await Promise.all([
+          timed(() => writeDataFiles(path.join(out, 'data')), (n, t) => `wrote ${n} downloads (CSV, JSON, each Profile's own) into data/ ${t}`),
+          timed(() => publishDatabase(siteDbPath(), path.join(out, 'data')), (_, t) => `exported the database to data/parquet/*.parquet and data/pbh.duckdb ${t}`),
+        ]);
+        await timed(
+          async () => {
+            copyDuckdbWasm(options.siteDir, path.join(out, 'duckdb'));
+            await bundleClientScripts(options.siteDir, path.join(out, 'assets'));
+          },
+          (_, t) => `copied duckdb-wasm into duckdb/ and bundled the client scripts into assets/ ${t}`,
+        );
       },
     },
   };
