@@ -59,7 +59,7 @@ GROUP BY ALL ORDER BY r.started_at, r.run_id`;
 
 const ProfileQueryRowSchema = PublishedProfileSchema.omit({ session_throughputs: true, samples: true, profile: true });
 const ProfileTextValueSchema = z.object({ row: ProfileQueryRowSchema, profile: PublishedProfileSchema.shape.profile });
-type ProfileRow = z.output<typeof ProfileQueryRowSchema> & Pick<z.output<typeof PublishedProfileSchema>, 'profile'>;
+type ProfileRow = z.output<typeof ProfileTextValueSchema>;
 const ProfileTextSchema = z.tuple([z.number().int(), z.string()]);
 
 function badRow(file: string, row: number | string, problem: string, sql: string): Error {
@@ -94,9 +94,8 @@ async function selectProfiles(store: ProfileStore): Promise<ProfileRow[]> {
       const id = (value as { row?: { profile_id?: unknown } } | null)?.row?.profile_id;
       throw badRow(store.file, `${ord} (Profile ${String(id)})`, z.prettifyError(parsed.error), PROFILE_SQL);
     }
-    const { row, profile } = parsed.data;
-    if (rows[ord] !== undefined) throw badRow(store.file, ord, `Profile ${row.profile_id} joins more than one row`, PROFILE_SQL);
-    rows[ord] = { ...row, profile };
+    if (rows[ord] !== undefined) throw badRow(store.file, ord, `Profile ${parsed.data.row.profile_id} joins more than one row`, PROFILE_SQL);
+    rows[ord] = parsed.data;
   });
   // Each row took its own place, so none is left empty.
   return rows as ProfileRow[];
@@ -141,10 +140,11 @@ export async function readSiteData(path: string): Promise<SiteData> {
     return {
       version: SITE_DATA_VERSION,
       db_file: basename(store.file),
-      profiles: rows.map((row) => ({
+      profiles: rows.map(({ row, profile }) => ({
         ...row,
         // Rows copied or migrated with SQL may keep a stale id in profile_json: the table's columns are the record.
-        profile: { ...row.profile, profile_id: row.profile_id, run_id: row.run_id, created_at: row.created_at },
+        // Set in place: the parse made this object for this row alone.
+        profile: Object.assign(profile, { profile_id: row.profile_id, run_id: row.run_id, created_at: row.created_at }),
         session_throughputs: sessions.get(row.profile_id) ?? [],
         samples: samples.get(row.profile_id) ?? { session: [], batch: [], boundary: [], ns: [] },
       })),
