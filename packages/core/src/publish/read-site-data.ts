@@ -1,9 +1,10 @@
+import type { DuckDBMaterializedResult } from '@duckdb/node-api';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { runQuery } from '../store/query.js';
 import { openStore, type ProfileStore } from '../store/store.js';
 import { ProfileRowError, readSampleColumns, readSessionThroughputs } from './profile-lists.js';
-import { PublishedProfileSchema, PublishedRunSchema, SITE_DATA_VERSION, type SiteData } from './site-data.js';
+import { PublishedProfileSchema, PublishedRunSchema, SITE_DATA_VERSION, type SampleColumns, type SiteData } from './site-data.js';
 
 // engine_entry and scenario use the leaderboard view's expressions, so a Profile of any status reads as the view would show it.
 
@@ -83,22 +84,47 @@ function parseRow(file: string, cells: unknown[], index: number): { ord: number;
   }
 }
 
-/** Every Profile's row, in (created_at, profile_id) order, each validated against the published contract. */
-async function selectProfiles(store: ProfileStore): Promise<ProfileRow[]> {
-  const result = await runQuery(store, PROFILE_SQL);
-  const rows = new Array<ProfileRow | undefined>(result.rows.length);
-  result.rows.forEach((cells, index) => {
-    const { ord, value } = parseRow(store.file, cells, index);
-    const parsed = ProfileTextValueSchema.safeParse(value);
-    if (!parsed.success) {
-      const id = (value as { row?: { profile_id?: unknown } } | null)?.row?.profile_id;
-      throw badRow(store.file, `${ord} (Profile ${String(id)})`, z.prettifyError(parsed.error), PROFILE_SQL);
+/**
+ * Every Profile's row, in (created_at, profile_id) order, each validated against the published contract, from
+ * PROFILE_SQL's materialized result. Read chunk by chunk, each text parsed as soon as it is decoded: holding all
+ * ~110 MB of text (10,000 Profiles) until the end made the garbage collector copy it over and over.
+ */
+async function parseProfiles(file: string, result: DuckDBMaterializedResult): Promise<ProfileRow[]> {
+  const rows: (ProfileRow | undefined)[] = [];
+  let index = 0;
+  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    const ords = chunk.getColumnValues(0);
+    const texts = chunk.getColumnValues(1);
+    for (let i = 0; i < chunk.rowCount; i++, index++) {
+      const { ord, value } = parseRow(file, [ords[i], texts[i]], index);
+      const parsed = ProfileTextValueSchema.safeParse(value);
+      if (!parsed.success) {
+        const id = (value as { row?: { profile_id?: unknown } } | null)?.row?.profile_id;
+        throw badRow(file, `${ord} (Profile ${String(id)})`, z.prettifyError(parsed.error), PROFILE_SQL);
+      }
+      if (rows[ord] !== undefined) throw badRow(file, ord, `Profile ${parsed.data.row.profile_id} joins more than one row`, PROFILE_SQL);
+      rows[ord] = parsed.data;
     }
-    if (rows[ord] !== undefined) throw badRow(store.file, ord, `Profile ${parsed.data.row.profile_id} joins more than one row`, PROFILE_SQL);
-    rows[ord] = parsed.data;
-  });
-  // Each row took its own place, so none is left empty.
+  }
+  // Each row took its own place (row_number() numbers them 0 to n-1), so none is left empty.
+  if (rows.length !== index) throw badRow(file, rows.length - 1, `${index} rows numbered up to ${rows.length - 1}`, PROFILE_SQL);
   return rows as ProfileRow[];
+}
+
+/** Every Profile's session throughputs and raw samples, each value checked. */
+async function readLists(store: ProfileStore): Promise<{ sessions: Map<string, number[]>; samples: Map<string, SampleColumns> }> {
+  return store.withConnection(async (connection) => {
+    try {
+      return { sessions: await readSessionThroughputs(connection), samples: await readSampleColumns(connection) };
+    } catch (error) {
+      if (!(error instanceof ProfileRowError)) throw error;
+      throw new Error(
+        `The ${error.table} read for the site from ${store.file} hold a value the site cannot publish: ${error.message}. ` +
+          `The database may come from another pbh version; rebuild it with this one or report the message.`,
+        { cause: error },
+      );
+    }
+  });
 }
 
 async function select<S extends z.ZodType>(store: ProfileStore, sql: string, schema: S): Promise<z.output<S>[]> {
@@ -123,31 +149,27 @@ async function select<S extends z.ZodType>(store: ProfileStore, sql: string, sch
 export async function readSiteData(path: string): Promise<SiteData> {
   const store = await openStore(path, { readOnly: true });
   try {
-    const rows = await selectProfiles(store);
-    const runs = await select(store, RUN_SQL, PublishedRunSchema);
-    const { sessions, samples } = await store.withConnection(async (connection) => {
-      try {
-        return { sessions: await readSessionThroughputs(connection), samples: await readSampleColumns(connection) };
-      } catch (error) {
-        if (!(error instanceof ProfileRowError)) throw error;
-        throw new Error(
-          `The ${error.table} read for the site from ${store.file} hold a value the site cannot publish: ${error.message}. ` +
-            `The database may come from another pbh version; rebuild it with this one or report the message.`,
-          { cause: error },
-        );
-      }
+    const profileResult = await store.withConnection((connection) => connection.run(PROFILE_SQL)).catch((error: unknown) => {
+      throw new Error(`Reading the Profiles for the site from ${store.file} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     });
+    // The result is materialized, so DuckDB's threads run the other queries while this one parses the Profiles.
+    const [rows, runs, { sessions, samples }] = await Promise.all([
+      parseProfiles(store.file, profileResult),
+      select(store, RUN_SQL, PublishedRunSchema),
+      readLists(store),
+    ]);
     return {
       version: SITE_DATA_VERSION,
       db_file: basename(store.file),
-      profiles: rows.map(({ row, profile }) => ({
-        ...row,
-        // Rows copied or migrated with SQL may keep a stale id in profile_json: the table's columns are the record.
-        // Set in place: the parse made this object for this row alone.
-        profile: Object.assign(profile, { profile_id: row.profile_id, run_id: row.run_id, created_at: row.created_at }),
-        session_throughputs: sessions.get(row.profile_id) ?? [],
-        samples: samples.get(row.profile_id) ?? { session: [], batch: [], boundary: [], ns: [] },
-      })),
+      // Set in place, not copied (~90 fields a Profile): the parse made these objects for this read alone.
+      profiles: rows.map(({ row, profile }) =>
+        Object.assign(row, {
+          // Rows copied or migrated with SQL may keep a stale id in profile_json: the table's columns are the record.
+          profile: Object.assign(profile, { profile_id: row.profile_id, run_id: row.run_id, created_at: row.created_at }),
+          session_throughputs: sessions.get(row.profile_id) ?? [],
+          samples: samples.get(row.profile_id) ?? { session: [], batch: [], boundary: [], ns: [] },
+        }),
+      ),
       runs,
     };
   } finally {
