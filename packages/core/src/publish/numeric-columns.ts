@@ -55,7 +55,9 @@ export async function readNumericColumns<const S extends Record<string, NumericK
   const arrays = kinds.map((kind) => (kind === 'int32' ? new Int32Array(rowCount) : new Float64Array(rowCount)));
   let offset = 0;
   let issue: NumericColumnIssue | null = null;
-  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+  // The result is materialized: its chunks are read in place, without an asynchronous fetch for each of ~1,600.
+  for (let index = 0; index < result.chunkCount; index++) {
+    const chunk = result.getChunk(index);
     const rows = chunk.rowCount;
     if (offset + rows > rowCount) throw new Error(`the query gave more than the ${rowCount} rows expected`);
     kinds.forEach((kind, column) => {
