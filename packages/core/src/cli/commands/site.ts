@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { SITE_BUILD_LOCKED_EXIT } from '../../publish/index.js';
 import { openStore } from '../../store/index.js';
 import { DEFAULT_DB, EXIT, UsageError, type Command } from '../command.js';
+import { lockSiteBuild } from '../site-build-lock.js';
 import { SITE_MARKER, checkSiteFolder, publishStaging, removeStaging, stagingFolder } from '../site-folder.js';
 
 const SitePackageSchema = z.object({ name: z.literal('@pbh/site') });
@@ -108,6 +109,7 @@ async function build(values: Record<string, unknown>): Promise<number> {
   const out = path.resolve(typeof values.out === 'string' ? values.out : defaultOut);
   const folder = checkSiteFolder(out, db, defaultOut);
   const profiles = await profileCount(db);
+  const release = await lockSiteBuild(siteDir, (line) => process.stderr.write(`${line}\n`));
   process.stderr.write(`Building the site from ${db} (${profiles} Profiles, opened read-only) into ${out} ...\n`);
   const started = Date.now();
   // Astro empties the folder it builds into: it builds into a fresh folder beside the site, which then replaces it.
@@ -118,6 +120,7 @@ async function build(values: Record<string, unknown>): Promise<number> {
     if (result.code === 0 && result.signal === null) publishStaging(staging, folder);
   } finally {
     removeStaging(staging);
+    await release();
   }
   const { code, signal } = result;
   if (signal !== null) {
@@ -238,6 +241,7 @@ build   Builds the static site (Astro, the @pbh/site package) from the database,
         leaderboard, model, engine, comparison, history and per-Profile pages, CSV/JSON downloads, the database
         as Parquet and an in-browser SQL console. The database must not be held by a running pbh run: wait
         for it, or build from a copy of the file.
+        Builds of one site project run one at a time: a second waits for the first, saying so.
         The site is built in a new folder beside --out, which then replaces --out (a failed build leaves the
         old site as it was). --out must be a new or empty folder, or one pbh site build made (it leaves a
         ${SITE_MARKER} file there), and must not contain the database.
