@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { explainFailure } from '../src/lib/explain.js';
 import { MAX_CI_HALF_WIDTH, MIN_SESSION_MS, noiseOf } from '../src/lib/noise.js';
 import { pageError, scrubCommand, scrubWith } from '../src/lib/scrub.js';
-import { columnsToCsv, toCsv } from '../src/lib/csv.js';
 
 describe('scrubWith: no absolute path of this machine on a page', () => {
   const scrub = scrubWith([{ dir: '/srv/pbh', prefix: '../' }]);
@@ -103,20 +102,5 @@ describe('explainFailure', () => {
     expect(explainFailure(failed('skipped', 'openvino is not installed. Fix: npx pbh doctor --fix'), identity)!.cause).toBe('unavailable');
     expect(explainFailure(failed('failed', 'interrupted (Ctrl-C)'), identity)!.cause).toBe('interrupted');
     expect(explainFailure({ ...failed('ok', ''), status: 'ok' }, identity)).toBeNull();
-  });
-});
-
-describe('columnsToCsv: a Profile\'s raw samples as CSV without an object per row', () => {
-  it('writes what toCsv writes for the same rows: quoting, formulas neutralised, null empty, numbers as they are', () => {
-    const columns = { session: [0, 0, 1], boundary: ['engine', 'a,"b"', '=HYPERLINK(1)'], ns: [1234567, -5, 9007199254740991], note: [null, 'x\ny', true] };
-    const names = Object.keys(columns);
-    const rows = columns.session.map((_, i) => Object.fromEntries(names.map((n) => [n, columns[n as keyof typeof columns][i]])));
-    const csv = columnsToCsv(names, Object.values(columns));
-    expect(csv).toBe(toCsv({ columns: names, rows }));
-    expect(csv.split('\r\n')[2]).toBe('0,"a,""b""",-5,"x\ny"');
-  });
-
-  it('writes the header alone for no rows', () => {
-    expect(columnsToCsv(['session', 'ns'], [[], []])).toBe('session,ns\r\n');
   });
 });

@@ -207,18 +207,23 @@ describe('pbh site build from a real pbh run', () => {
     const profileFiles = readdirSync(path.join(out, 'data', 'profiles')).filter((f) => f.endsWith('.json.gz'));
     expect(profileFiles).toHaveLength(counts.total);
     const gunzipped = (f: string) => gunzipSync(readFileSync(path.join(out, 'data', 'profiles', f))).toString('utf8');
-    const raw = profileFiles.map((f) => JSON.parse(gunzipped(f)) as { samples_csv?: unknown });
-    // Each JSON names its raw samples' CSV, beside it.
-    expect(raw.map((r) => r.samples_csv)).toEqual(profileFiles.map((f) => f.replace(/\.json\.gz$/, '.csv.gz')));
+    const raw = profileFiles.map((f) => JSON.parse(gunzipped(f)) as { samples_query?: unknown });
+    expect(readdirSync(path.join(out, 'data', 'profiles'))).toHaveLength(counts.total);
     const profiles = raw.map((r) => StoredProfileSchema.parse(r));
     const index = profiles.findIndex((p) => p.profile_id === okRow.profile_id);
     const full = profiles[index]!;
     expect(full.command).toMatch(/pbh run .* --only /);
-    // The raw samples: as many per boundary as the Profile's statistics counted.
-    const rows = gunzipped(String(raw[index]!.samples_csv)).trimEnd().split('\r\n');
-    expect(rows[0]).toBe('session,batch,boundary,ns');
-    for (const [boundary, stats] of Object.entries(full.latency)) {
-      if (stats) expect(rows.filter((r) => r.split(',')[2] === boundary), boundary).toHaveLength(stats.n);
+    // Each JSON says how to read its raw samples from the published database: as many per boundary as its statistics counted.
+    const query = String(raw[index]!.samples_query);
+    expect(query).toContain(`profile_id = '${okRow.profile_id}'`);
+    const published = await openStore(path.join(out, 'data', 'pbh.duckdb'), { readOnly: true });
+    try {
+      const samples = await runQuery(published, `SELECT boundary, count(*)::INTEGER AS n FROM (${query}) GROUP BY boundary`);
+      const counted = Object.fromEntries(samples.rows.map(([boundary, n]) => [String(boundary), Number(n)]));
+      const expected = Object.fromEntries(Object.entries(full.latency).flatMap(([boundary, stats]) => (stats ? [[boundary, stats.n]] : [])));
+      expect(counted).toEqual(expected);
+    } finally {
+      await published.close();
     }
     for (const name of ['models', 'engines', 'history', 'runs', 'comparisons-speedup', 'comparisons-sparsity', 'comparisons-batch', 'comparisons-pareto']) {
       expect(existsSync(path.join(out, 'data', `${name}.csv`)), name).toBe(true);
@@ -630,6 +635,16 @@ describe('pbh site build from a real pbh run', () => {
     await page.locator('button.sql-example').first().click();
     await expect.poll(() => page.locator('#sql-result tr').count(), { timeout: 30_000 }).toBeGreaterThan(1);
     await page.screenshot({ path: path.join(SHOTS, 'sql-console.png'), fullPage: false });
+    // A Profile page's link to its raw samples opens the console with that query run.
+    await page.goto(url('index.html'));
+    const profileHref = await page.locator('table#lb tbody tr:not(.g) a[href^="profiles/"]').first().getAttribute('href');
+    await page.goto(url(profileHref!));
+    const samplesLink = page.locator('p.downloads a', { hasText: 'query them in the SQL console' });
+    const samplesHref = await samplesLink.getAttribute('href');
+    expect(decodeURIComponent(samplesHref!)).toMatch(/^\.\.\/sql\.html#query=SELECT session, batch, boundary, ns FROM samples WHERE profile_id = '/);
+    await samplesLink.click();
+    await expect.poll(() => page.locator('#sql-status').textContent(), { timeout: 60_000 }).toMatch(/^[1-9]\d* rows/);
+    expect(await page.locator('#sql-result th').allTextContents()).toEqual(expect.arrayContaining(['session', 'batch', 'boundary', 'ns']));
     expect(problems.console).toEqual([]);
     expect(problems.failed).toEqual([]);
   });

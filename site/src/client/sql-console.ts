@@ -111,6 +111,9 @@ async function main(): Promise<void> {
   }
   setStatus(`Ready: tables ${(form.dataset.tables ?? '').split(',').join(', ')}.`);
   runButton.disabled = false;
+  // sql.html#query=<SQL>: a page's link to its own rows (a Profile's raw samples) runs that query on arrival.
+  const linked = /^#query=(.+)$/s.exec(window.location.hash)?.[1];
+  if (linked) input.value = decodeURIComponent(linked);
   for (const example of document.querySelectorAll<HTMLButtonElement>('button.sql-example')) {
     example.addEventListener('click', () => {
       input.value = example.dataset.sql ?? '';
@@ -138,6 +141,7 @@ async function main(): Promise<void> {
       }
     })();
   });
+  if (linked) form.requestSubmit();
 }
 
 void main();

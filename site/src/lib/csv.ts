@@ -28,22 +28,6 @@ export function toCsv(table: DataTable): string {
   return `${lines.join('\r\n')}\r\n`;
 }
 
-/**
- * The same CSV as toCsv from columns of equal length, with no object per row: a Profile's raw samples are thousands
- * of rows, 10,000 Profiles tens of millions of values. Numbers are written as they are (they never need quoting).
- */
-export function columnsToCsv(names: string[], columns: ArrayLike<unknown>[]): string {
-  const rows = columns[0]?.length ?? 0;
-  let out = `${names.map((name) => csvField(neutraliseFormula(name))).join(',')}\r\n`;
-  for (let i = 0; i < rows; i++) {
-    for (let c = 0; c < columns.length; c++) {
-      const value = columns[c]![i];
-      out += (typeof value === 'number' ? String(value) : csvField(csvText(value))) + (c === columns.length - 1 ? '\r\n' : ',');
-    }
-  }
-  return out;
-}
-
 /** One object per row with exactly the table's columns, in order. */
 export function toJson(table: DataTable): string {
   const objects = table.rows.map((row) => Object.fromEntries(table.columns.map((c) => [c, row[c] ?? null])));
