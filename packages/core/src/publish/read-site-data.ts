@@ -89,6 +89,8 @@ function parseRow(file: string, cells: unknown[], index: number): { ord: number;
  * PROFILE_SQL's materialized result. Read chunk by chunk, each text parsed as soon as it is decoded: holding all
  * ~110 MB of text (10,000 Profiles) until the end made the garbage collector copy it over and over.
  */
+const YIELD_EVERY = 256;
+
 async function parseProfiles(file: string, result: DuckDBMaterializedResult): Promise<ProfileRow[]> {
   const rows: (ProfileRow | undefined)[] = [];
   let index = 0;
@@ -96,6 +98,8 @@ async function parseProfiles(file: string, result: DuckDBMaterializedResult): Pr
     const ords = chunk.getColumnValues(0);
     const texts = chunk.getColumnValues(1);
     for (let i = 0; i < chunk.rowCount; i++, index++) {
+      // A turn for the other reads every few hundred Profiles: each of their queries waits for one to be issued.
+      if (index % YIELD_EVERY === YIELD_EVERY - 1) await new Promise((resolve) => setImmediate(resolve));
       const { ord, value } = parseRow(file, [ords[i], texts[i]], index);
       const parsed = ProfileTextValueSchema.safeParse(value);
       if (!parsed.success) {
