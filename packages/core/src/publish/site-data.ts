@@ -26,8 +26,8 @@ const finites = z.union([
 
 /**
  * A Profile's raw per-batch latencies column by column, in Profile.samples order: holding every Profile's at once stays
- * affordable. readSiteData gives session, batch and ns as typed arrays (views on one buffer per column, off the JS
- * heap: millions of samples cost no garbage collection), which is why consumers index them rather than map them.
+ * affordable. readSiteData gives session, batch and ns as typed arrays (mostly views on the columns it read, off the
+ * JS heap: millions of samples cost no garbage collection), which is why consumers index them rather than map them.
  */
 export const SampleColumnsSchema = z
   .object({
