@@ -550,9 +550,8 @@ describe('pbh site build from a real pbh run', () => {
 
     const boundaries = await page.locator('table.num', { hasText: 'Boundary' }).first().locator('tbody td:first-child').allTextContents();
     expect(boundaries).toEqual(expect.arrayContaining(['engine (headline)', 'predict', 'transport']));
-    const meanings = await page.locator('p.note', { hasText: 'Boundaries:' }).textContent();
-    expect(meanings).toContain('transport = predict − engine per batch: the transport between PBH and a worker, or the in-process call;');
-    expect(meanings).toContain("engine = measured in the runtime's process around its call, inputs and outputs wrapped — the headline;");
+    // What each boundary means is said once, on the Glossary, which the page links.
+    expect(await page.locator('p.note a[href="../glossary.html#boundaries"]').count()).toBe(1);
     expect(await page.locator('[data-chart="ecdf"] [class$="-swatch"]').allTextContents()).toEqual(expect.arrayContaining([`transport (n=${profile.latency.transport!.n})`]));
 
     const samples = await fact('Samples');
@@ -596,9 +595,13 @@ describe('pbh site build from a real pbh run', () => {
     }
     expect(charts.some((c) => c.text.includes('Latency per batch (ms'))).toBe(true);
     expect(await page.locator('pre code').first().textContent()).toMatch(/pbh run .* --only /);
-    const boundaries = await page.locator('p.note', { hasText: 'Boundaries:' }).textContent();
-    expect(boundaries).toContain('end_to_end = preprocess + predict;');
-    expect(boundaries).not.toContain('postprocess');
+    await page.goto(url('glossary.html'));
+    const meaning = (name: string) => page.locator('#boundaries + p + dl dt', { hasText: new RegExp(`^${name}$`) }).locator('xpath=following-sibling::dd[1]').textContent();
+    expect(await meaning('end_to_end')).toBe('preprocess + predict');
+    expect(await meaning('transport')).toBe('predict − engine per batch: the transport between PBH and a worker, or the in-process call');
+    expect(await meaning('engine')).toBe("measured in the runtime's process around its call, inputs and outputs wrapped — the headline");
+    expect(await page.locator('#noisy + p').textContent()).toMatch(/^noisy: a timed session shorter than 100 ms/);
+    await page.goBack();
     await page.screenshot({ path: path.join(SHOTS, 'profile.png'), fullPage: true });
     // The Profile keeps its own cell of the config; the run's experiment config is on the run's page, one click away.
     const cell = JSON.parse((await page.locator('h2:has-text("Full config") + details pre').textContent()) ?? '') as { batch_size: number };

@@ -16,7 +16,7 @@ function sessionsHtml(entry: ProfileEntry): Html {
   const fastest = Math.max(0, ...sessions.map((s) => s.throughput_sps));
   const rows = sessions.map((s) =>
     html`<tr><td>${s.index + 1}</td><td>${s.batches}</td><td>${s.samples}</td><td>${fmtNum(s.wall_ns / 1e9)}</td><td>${bar(s.throughput_sps, fastest)} ${fmtNum(s.throughput_sps)}</td><td>${fmtNum(ms(s.latency[headline]?.p50))}</td><td>${fmtNum(ms(s.latency[headline]?.p99))}</td></tr>`);
-  return html`<h2>Stability across sessions</h2><div class="table-wrap"><table class="num" data-table="sessions"><caption class="note">Sessions repeat the same loop over the dataset; the spread between them is the run-to-run noise History compares against.${throughput && ` Mean ${fmtNum(throughput.mean)} samples/s.`} Bars from zero to the fastest session.</caption><thead><tr><th>Session</th><th>Batches</th><th>Samples</th><th>Wall (s)</th><th>Throughput (samples/s)</th><th>p50 ms (${headline})</th><th>p99 ms (${headline})</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  return html`<h2>Stability across sessions</h2><div class="table-wrap"><table class="num" data-table="sessions"><caption class="note">The spread between <a href="../glossary.html#sessions">sessions</a> is the run-to-run noise.${throughput && ` Mean ${fmtNum(throughput.mean)} samples/s.`} Bars from zero to the fastest.</caption><thead><tr><th>Session</th><th>Batches</th><th>Samples</th><th>Wall (s)</th><th>Throughput (samples/s)</th><th>p50 ms (${headline})</th><th>p99 ms (${headline})</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 function layersHtml(entry: ProfileEntry): Html {

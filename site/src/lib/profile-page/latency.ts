@@ -15,7 +15,7 @@ export function latencyHtml(entry: ProfileEntry, ecdf: { svg: string } | null): 
     : html`No headline boundary recorded (the Profile was stored before PBH recorded one, or nothing was measured): its figures are <code>${entry.latency_boundary}</code>'s, which it was ranked by.`;
   // The chart's markup comes from Plot through the DOM serialiser, which escaped every database string in it.
   const chart = ecdf
-    ? html`<figure class="chart"><figcaption><strong>Latency per batch, every boundary</strong><span>Each line is one timing boundary; further right means slower. transport is predict − engine per batch: the cost of reaching the runtime.</span></figcaption>${new Html(ecdf.svg)}</figure>`
+    ? html`<figure class="chart"><figcaption><strong>Latency per batch, every boundary</strong><span>One line a timing boundary; further right is slower.</span></figcaption>${new Html(ecdf.svg)}</figure>`
     : html`<p class="note">No per-batch samples were recorded for this Profile.</p>`;
   const rows = BOUNDARIES.flatMap((b) => {
     const s = profile.latency[b.key];
@@ -23,7 +23,6 @@ export function latencyHtml(entry: ProfileEntry, ecdf: { svg: string } | null): 
     const cells = [s.mean, s.std, s.min, s.p50, s.p90, s.p95, s.p99, s.max].map((ns) => html`<td>${fmtNum(ns / 1e6)}</td>`);
     return [html`<tr><td>${b.label}${b.key === headline && ' (headline)'}</td><td>${s.n}</td>${cells}</tr>`];
   });
-  const table = rows.length > 0 && html`<div class="table-wrap"><table class="num"><caption class="note">Per-batch latency in milliseconds (percentiles interpolated linearly, as numpy does)</caption><thead><tr><th>Boundary</th><th>n</th><th>mean</th><th>std</th><th>min</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th></tr></thead><tbody>${rows}</tbody></table></div>`;
-  const meanings = BOUNDARIES.map((b, i) => html`${i > 0 && '; '}<code>${b.label}</code> = ${b.meaning}`);
-  return html`<h2>Latency distribution</h2><p class="note">${note}</p>${chart}${table}<p class="note">Boundaries: ${meanings}.</p>`;
+  const table = rows.length > 0 && html`<div class="table-wrap"><table class="num"><caption class="note">Per-batch latency in milliseconds (percentiles interpolated linearly)</caption><thead><tr><th>Boundary</th><th>n</th><th>mean</th><th>std</th><th>min</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  return html`<h2>Latency distribution</h2><p class="note">${note}</p>${chart}${table}<p class="note">What each boundary measures: <a href="../glossary.html#boundaries">Glossary</a>.</p>`;
 }

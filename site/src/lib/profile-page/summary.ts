@@ -2,7 +2,7 @@ import { agreementWhy } from '../accuracy.js';
 import { STATUS_TEXT, type ProfileEntry } from '../data.js';
 import { fmtCount, fmtDate, fmtFlops, fmtMiB, fmtNum, fmtPct } from '../format.js';
 import { html, type Html } from '../html.js';
-import { NOISE_RULE, noiseOf } from '../noise.js';
+import { noiseOf } from '../noise.js';
 import { runSlug } from '../run-configs.js';
 
 /**
@@ -61,5 +61,5 @@ export function summaryHtml(entry: ProfileEntry): Html {
     card(fmtFlops(profile.achieved_flops), `achieved, ${fmtPct(profile.peak_fraction, 2)} of peak`),
     card(profile.engine.compile_ms === null ? '—' : `${fmtNum(profile.engine.compile_ms)} ms`, 'prepare / compile (outside the timed loop)'),
   ];
-  return html`<h2>Summary</h2><div class="cards">${cards}</div>${noise.noisy && html`<section id="noise" class="noise-note"><p><span class="noisy">noisy</span> This Profile's throughput is too uncertain to compare closely with another's:</p><ul>${noise.reasons.map((r) => html`<li>${r}</li>`)}</ul><p class="note">The rule, the same on every page: ${NOISE_RULE}</p></section>`}`;
+  return html`<h2>Summary</h2><div class="cards">${cards}</div>${noise.noisy && html`<section id="noise" class="noise-note"><p><span class="noisy">noisy</span> This Profile's throughput is too uncertain to compare closely with another's:</p><ul>${noise.reasons.map((r) => html`<li>${r}</li>`)}</ul><p class="note">The rule, the same on every page: <a href="../glossary.html#noisy">Glossary</a>.</p></section>`}`;
 }
