@@ -31,5 +31,5 @@ export function toCsv(table: DataTable): string {
 /** One object per row with exactly the table's columns, in order. */
 export function toJson(table: DataTable): string {
   const objects = table.rows.map((row) => Object.fromEntries(table.columns.map((c) => [c, row[c] ?? null])));
-  return `${JSON.stringify(objects, null, 1)}\n`;
+  return `${JSON.stringify(objects)}\n`;
 }

@@ -33,9 +33,13 @@ export const EXPORTED_RELATIONS = [
 
 export type ExportedRelation = (typeof EXPORTED_RELATIONS)[number];
 
-/** json is one JSON array per file (DuckDB's ARRAY option), readable by JSON.parse and read_json alike. */
+/**
+ * json is one JSON array per file (DuckDB's ARRAY option), readable by JSON.parse and read_json alike. Parquet is
+ * zstd-compressed (DuckDB's default is snappy): raw samples take a third of the bytes or less (16.3 MB -> 4.6 MB at
+ * 10,000 Profiles), and every Parquet reader in use (DuckDB, Arrow, pandas, polars, Spark) reads zstd.
+ */
 const COPY_OPTIONS: Record<ExportFormat, string> = {
-  parquet: 'FORMAT parquet',
+  parquet: 'FORMAT parquet, COMPRESSION zstd',
   csv: 'FORMAT csv, HEADER true',
   json: 'FORMAT json, ARRAY true',
 };

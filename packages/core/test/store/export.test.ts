@@ -42,6 +42,8 @@ describe('exportStore', () => {
       `SELECT count(*)::INTEGER AS n, sum(ns) AS total FROM read_parquet('${join(dir, 'out', 'parquet', 'samples.parquet')}')`,
     );
     expect(samples[0]?.n).toBe(2000);
+    const codecs = await readBack(`SELECT DISTINCT compression FROM parquet_metadata('${join(dir, 'out', 'parquet', 'samples.parquet')}')`);
+    expect(codecs).toEqual([{ compression: 'ZSTD' }]);
     const board = await readBack(`SELECT profile_id, status FROM read_parquet('${join(dir, 'out', 'parquet', 'leaderboard.parquet')}')`);
     expect(board).toEqual([{ profile_id: 'ort', status: 'ok' }]);
     const profiles = await readBack(
