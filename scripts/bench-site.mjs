@@ -76,6 +76,8 @@ function step(title, args) {
 }
 
 const clock = (hms) => hms.split(':').reduce((total, part) => total * 60 + Number(part), 0);
+/** Seconds from Astro's "1.23s" or "456ms". */
+const seconds = (match) => (match[2] === 'ms' ? Number(match[1]) / 1000 : Number(match[1]));
 
 /**
  * Where a build's time went, from its own log: Vite's bundling, the first page (which waits for the database read
@@ -87,9 +89,9 @@ function breakdown(log) {
   const lines = log.split('\n');
   const parts = [];
   const vite = log.match(/\[vite\] ✓ built in ([\d.]+)(m?s)/);
-  if (vite) parts.push(`bundling ${vite[2] === 'ms' ? Number(vite[1]) / 1000 : Number(vite[1])} s`);
+  if (vite) parts.push(`bundling ${seconds(vite)} s`);
   const first = log.match(/generating static routes[\s\S]*?\(\+([\d.]+)(m?s)\)/);
-  if (first) parts.push(`first page (the database read) ${first[2] === 'ms' ? Number(first[1]) / 1000 : Number(first[1])} s`);
+  if (first) parts.push(`first page (the database read) ${seconds(first)} s`);
   const routeStart = lines.findIndex((l) => l.includes('▶ src/pages/profiles/'));
   if (routeStart >= 0) {
     const next = lines.findIndex((l, i) => i > routeStart && /[▶λ] src\/pages\//.test(l));
@@ -98,7 +100,7 @@ function breakdown(log) {
     if (next > routeStart) parts.push(`${pages} Profile pages ${at(lines[next]) - at(lines[routeStart])} s (±1)`);
   }
   const all = log.match(/generating static routes[\s\S]*?✓ Completed in ([\d.]+)(m?s)/);
-  if (all) parts.push(`all pages ${all[2] === 'ms' ? Number(all[1]) / 1000 : Number(all[1])} s`);
+  if (all) parts.push(`all pages ${seconds(all)} s`);
   for (const m of log.matchAll(/\[pbh-assets\] (\w+)[^\n]* in ([\d.]+) s/g)) parts.push(`${m[1]} ${m[2]} s`);
   return parts.join(', ');
 }

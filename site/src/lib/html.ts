@@ -1,3 +1,5 @@
+import { escapeText } from './escape.js';
+
 /**
  * Markup written as strings, for parts of a page that repeat thousands of times (a Profile page's tables): Astro
  * renders each component and each expression on its own, which at 10,000 Profile pages was most of their build time.
@@ -12,16 +14,6 @@ export class Html {
 }
 
 export type HtmlPart = Html | string | number | null | undefined | false | readonly HtmlPart[];
-
-/**
- * Text for element content and double-quoted attribute values: `&`, `<`, `>` and `"` are all either may need (every
- * attribute here is double-quoted, so `'` stays as it is, four bytes shorter than Astro's `&#39;`).
- */
-export function escapeText(text: string): string {
-  return text.replace(/[&<>"]/g, (c) => ESCAPES[c] ?? c);
-}
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
 
 function write(part: HtmlPart): string {
   if (part === null || part === undefined || part === false) return '';

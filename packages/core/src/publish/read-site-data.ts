@@ -63,11 +63,10 @@ const ProfileTextValueSchema = z.object({ row: ProfileQueryRowSchema, profile: P
 type ProfileRow = z.output<typeof ProfileTextValueSchema>;
 const ProfileTextSchema = z.tuple([z.number().int(), z.string()]);
 
+const FOREIGN_DATABASE = 'The database may come from another pbh version; rebuild it with this one or report the message.';
+
 function badRow(file: string, row: number | string, problem: string, sql: string): Error {
-  return new Error(
-    `Row ${row} read for the site from ${file} has an unexpected shape (${problem}). ` +
-      `The database may come from another pbh version; rebuild it with this one or report the message.\nQuery: ${sql}`,
-  );
+  return new Error(`Row ${row} read for the site from ${file} has an unexpected shape (${problem}). ${FOREIGN_DATABASE}\nQuery: ${sql}`);
 }
 
 /** One Profile's text: its row number (in created_at order) and the value JSON.parse made of it. */
@@ -123,8 +122,7 @@ async function readLists(store: ProfileStore): Promise<{ sessions: Map<string, n
     } catch (error) {
       if (!(error instanceof ProfileRowError)) throw error;
       throw new Error(
-        `The ${error.table} read for the site from ${store.file} hold a value the site cannot publish: ${error.message}. ` +
-          `The database may come from another pbh version; rebuild it with this one or report the message.`,
+        `The ${error.table} read for the site from ${store.file} hold a value the site cannot publish: ${error.message}. ${FOREIGN_DATABASE}`,
         { cause: error },
       );
     }
@@ -135,12 +133,7 @@ async function select<S extends z.ZodType>(store: ProfileStore, sql: string, sch
   const result = await runQuery(store, sql);
   return result.rows.map((row, index) => {
     const parsed = schema.safeParse(Object.fromEntries(result.columns.map((column, i) => [column, row[i] ?? null])));
-    if (!parsed.success) {
-      throw new Error(
-        `Row ${index} read for the site from ${store.file} has an unexpected shape (${z.prettifyError(parsed.error)}). ` +
-          `The database may come from another pbh version; rebuild it with this one or report the message.\nQuery: ${sql}`,
-      );
-    }
+    if (!parsed.success) throw badRow(store.file, index, z.prettifyError(parsed.error), sql);
     return parsed.data;
   });
 }
