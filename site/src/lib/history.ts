@@ -75,17 +75,23 @@ const baseKey = (p: ProfileEntry): string =>
  * "precision unknown": it joins the one series of its cell that did run, when there is exactly one, so ok → failed
  * shows as a change of that series instead of a separate series of failures.
  */
-function assignSeries(profiles: ProfileEntry[]): Map<string, ProfileEntry[]> {
+function assignSeries(profiles: readonly ProfileEntry[]): Map<string, ProfileEntry[]> {
   const series = new Map<string, ProfileEntry[]>();
   const byBase = new Map<string, Set<string>>();
   for (const p of profiles) {
     if (p.precisionLabel === null) continue;
-    byBase.set(baseKey(p), (byBase.get(baseKey(p)) ?? new Set()).add(p.seriesKey));
+    const base = baseKey(p);
+    const keys = byBase.get(base);
+    if (keys) keys.add(p.seriesKey);
+    else byBase.set(base, new Set([p.seriesKey]));
   }
   for (const p of profiles) {
-    const candidates = byBase.get(baseKey(p));
-    const key = p.precisionLabel === null && candidates?.size === 1 ? [...candidates][0]! : p.seriesKey;
-    series.set(key, [...(series.get(key) ?? []), p]);
+    const candidates = p.precisionLabel === null ? byBase.get(baseKey(p)) : undefined;
+    const key = candidates?.size === 1 ? [...candidates][0]! : p.seriesKey;
+    // Pushed in place: copying the series per Profile made a long history quadratic.
+    const members = series.get(key);
+    if (members) members.push(p);
+    else series.set(key, [p]);
   }
   return series;
 }
@@ -95,8 +101,22 @@ function verdictOf(points: HistoryPoint[]): HistoryVerdict {
   return points.some((pt) => pt.change?.flagged) ? 'changed' : 'no change';
 }
 
-/** Every History series over time, every status included, oldest first, each point tested against the one before. */
-export function buildHistory(profiles: ProfileEntry[]): HistorySeries[] {
+const built = new WeakMap<readonly ProfileEntry[], readonly HistorySeries[]>();
+
+/**
+ * Every History series over time, every status included, oldest first, each point tested against the one before.
+ * Built once per list of Profiles: the History page, each series' page and the downloads all ask for the same build's.
+ */
+export function buildHistory(profiles: readonly ProfileEntry[]): readonly HistorySeries[] {
+  let series = built.get(profiles);
+  if (!series) {
+    series = seriesOf(profiles);
+    built.set(profiles, series);
+  }
+  return series;
+}
+
+function seriesOf(profiles: readonly ProfileEntry[]): HistorySeries[] {
   return [...assignSeries(profiles).entries()]
     .map(([key, members]) => {
       const sorted = [...members].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.profile_id.localeCompare(b.profile_id));
