@@ -1,9 +1,9 @@
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exportStore, openStore } from '@pbh/core';
-import type { AstroIntegration } from 'astro';
+import type { AstroIntegration, AstroIntegrationLogger } from 'astro';
 import { build } from 'esbuild';
 import { exitIfStoreLocked, siteDbPath } from '../src/lib/site-db.js';
 import { writeBrowserDatabase } from './browser-database.js';
@@ -83,30 +83,73 @@ export async function bundleChartWorker(siteDir: string): Promise<string> {
   return outfile;
 }
 
-/** Before the pages: the chart worker. After them: the downloads, the whole database as Parquet and as the console's DuckDB file, duckdb-wasm served from the site itself, and the client scripts. */
+/** Runs a step and logs how long it took: `npm run bench:site` reads these lines for its breakdown. */
+async function timed<T>(logger: AstroIntegrationLogger, step: () => Promise<T>, say: (result: T, seconds: string) => string): Promise<void> {
+  const started = performance.now();
+  const result = await step();
+  logger.info(say(result, `in ${((performance.now() - started) / 1000).toFixed(2)} s`));
+}
+
+/**
+ * The downloads and the database export, started with the build instead of after its pages: the export runs on
+ * DuckDB's threads and the compression on libuv's, on the core the pages leave idle. Astro empties its output
+ * folder once the build has started, so they are written to a folder beside it and moved in when the pages are done.
+ */
+function startDataFiles(outDir: string, logger: AstroIntegrationLogger): { folder: string; done: Promise<void> } {
+  const folder = `${outDir}.pbh-data`;
+  rmSync(folder, { recursive: true, force: true });
+  // A build that fails before its end leaves nothing beside the output.
+  process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+  const done = Promise.all([
+    timed(logger, () => writeDataFiles(folder), (n, t) => `wrote ${n} downloads (CSV, JSON, each Profile's own) into data/ ${t}`),
+    timed(logger, () => publishDatabase(siteDbPath(), folder), (_, t) => `exported the database to data/parquet/*.parquet and data/pbh.duckdb ${t}`),
+  ]).then(() => undefined);
+  // Awaited at the build's end; a failure meanwhile must not be an unhandled rejection that stops the build elsewhere.
+  done.catch(() => undefined);
+  return { folder, done };
+}
+
+/** Moves every entry of `from` into `to` (a copy where they are on different file systems). */
+function moveInto(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const name of readdirSync(from)) {
+    try {
+      renameSync(path.join(from, name), path.join(to, name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+      cpSync(path.join(from, name), path.join(to, name), { recursive: true });
+    }
+  }
+  rmSync(from, { recursive: true, force: true });
+}
+
+/**
+ * With the build: the chart worker, then the downloads and the whole database as Parquet and as the console's DuckDB
+ * file (startDataFiles). After the pages: those moved in, duckdb-wasm served from the site itself, and the client
+ * scripts.
+ */
 export function pbhAssets(options: { siteDir: string }): AstroIntegration {
+  let outDir = '';
+  let dataFiles: ReturnType<typeof startDataFiles> | null = null;
   return {
     name: 'pbh-assets',
     hooks: {
-      'astro:build:start': async () => {
+      'astro:config:done': ({ config }) => {
+        outDir = fileURLToPath(config.outDir);
+      },
+      'astro:build:start': async ({ logger }) => {
         process.env.PBH_SITE_CHART_WORKER = await bundleChartWorker(options.siteDir);
+        dataFiles = startDataFiles(outDir, logger);
       },
       'astro:build:done': async ({ dir, logger }) => {
         const out = fileURLToPath(dir);
         // Astro 5 leaves its content-layer stubs in a static build's output; they are not part of the site.
         for (const stub of ['content-assets.mjs', 'content-modules.mjs']) rmSync(path.join(out, stub), { force: true });
-        // Each step says how long it took: `npm run bench:site` reads these lines for its breakdown.
-        const timed = async <T>(step: () => Promise<T>, say: (result: T, seconds: string) => string): Promise<void> => {
-          const started = performance.now();
-          const result = await step();
-          logger.info(say(result, `in ${((performance.now() - started) / 1000).toFixed(2)} s`));
-        };
-        // DuckDB exports on its own threads while the downloads are rendered on this one: both at once.
-        await Promise.all([
-          timed(() => writeDataFiles(path.join(out, 'data')), (n, t) => `wrote ${n} downloads (CSV, JSON, each Profile's own) into data/ ${t}`),
-          timed(() => publishDatabase(siteDbPath(), path.join(out, 'data')), (_, t) => `exported the database to data/parquet/*.parquet and data/pbh.duckdb ${t}`),
-        ]);
+        if (!dataFiles) throw new Error('pbh-assets: the build ended without having started (astro:build:start did not run).');
+        await dataFiles.done;
+        moveInto(dataFiles.folder, path.join(out, 'data'));
         await timed(
+          logger,
           async () => {
             copyDuckdbWasm(options.siteDir, path.join(out, 'duckdb'));
             await bundleClientScripts(options.siteDir, path.join(out, 'assets'));
