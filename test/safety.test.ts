@@ -1,5 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changedPaths, sha256File, snapshotTree } from './file-snapshot.js';
 import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
@@ -319,7 +320,7 @@ writeFileSync(path.join(out, 'index.html'), '<p>fake site</p>');
     expect(sha256File(db)).toBe(sha);
     expect(existsSync(path.join(out, '.pbh-site'))).toBe(true);
     expect(readFileSync(path.join(out, 'index.html'), 'utf8')).not.toContain('fake site');
-    const history = readFileSync(path.join(out, 'data', 'history.csv'), 'utf8');
+    const history = gunzipSync(readFileSync(path.join(out, 'data', 'history.csv.gz'))).toString('utf8');
     expect(history).toContain(`"'=HYPERLINK(""http://x"",""c"")"`);
     expect(history).not.toMatch(/(^|,)"?=HYPERLINK/m);
     expect(readdirSync(dir).filter((name) => name.includes('pbh-build') || name.includes('pbh-old'))).toEqual([]);

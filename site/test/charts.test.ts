@@ -11,7 +11,7 @@ import { fmtPct } from '../src/lib/format.js';
 import { CHANGE_P } from '../src/lib/history.js';
 import { meterValue } from '../src/lib/profile-view.js';
 import { detectableChange } from '../src/lib/welch.js';
-import { BROWSER_ARGS, CHROMIUM, pbh, ROOT } from './cli.js';
+import { BROWSER_ARGS, CHROMIUM, pbh, readJsonGz, ROOT } from './cli.js';
 
 /**
  * The charts and the Sparsity study page, from a real study: pbh prune makes OBC and magnitude variants of the digits
@@ -183,7 +183,7 @@ describe('charts (Observable Plot, static SVG) and the Sparsity study page', () 
     }
     expect(await page.locator('[data-summary="speed"]').textContent()).toMatch(/onnxruntime.*×/);
     // The page's download carries the same study: every point's base model, pattern, method and ratio to dense.
-    const download = JSON.parse(readFileSync(path.join(out, 'data', 'comparisons-sparsity.json'), 'utf8')) as Record<string, unknown>[];
+    const download = readJsonGz(path.join(out, 'data', 'comparisons-sparsity.json.gz')) as Record<string, unknown>[];
     expect(download).toHaveLength((VARIANTS.length + 1) * 2 * 2);
     expect(new Set(download.map((r) => r.base_model))).toEqual(new Set(['digits_cnn']));
     expect(download.filter((r) => r.pattern === 'dense').every((r) => r.relative_throughput === 1)).toBe(true);

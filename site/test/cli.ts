@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 
 /** What the site's browser tests share: where the repository and the pbh CLI are, Chromium's flags, pbh as a child. */
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -34,4 +36,14 @@ export function collect(command: string, args: string[], cwd: string, env: NodeJ
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** A gzip-compressed download of the built site, as text. */
+export function readGz(file: string): string {
+  return gunzipSync(readFileSync(file)).toString('utf8');
+}
+
+/** A gzip-compressed JSON download of the built site, parsed. */
+export function readJsonGz(file: string): unknown {
+  return JSON.parse(readGz(file));
 }

@@ -8,7 +8,7 @@ import { EXPORTED_RELATIONS, openStore, runQuery, SITE_BUILD_LOCKED_EXIT, Stored
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fmtCount, fmtNum } from '../src/lib/format.js';
-import { CHROMIUM, collect, pbh, PBH, ROOT, type CliResult } from './cli.js';
+import { CHROMIUM, collect, pbh, PBH, readGz, readJsonGz, ROOT, type CliResult } from './cli.js';
 
 const SITE_DIR = path.join(ROOT, 'site');
 const SUITE = path.join(ROOT, '.cache', 'suite');
@@ -196,10 +196,10 @@ describe('pbh site build from a real pbh run', () => {
   });
 
   it('publishes every page as CSV and JSON, and each Profile in full', async () => {
-    const leaderboard = JSON.parse(readFileSync(path.join(out, 'data', 'leaderboard.json'), 'utf8')) as { status: string; model: string }[];
+    const leaderboard = readJsonGz(path.join(out, 'data', 'leaderboard.json.gz')) as { status: string; model: string }[];
     expect(leaderboard).toHaveLength(counts.total);
     expect(leaderboard.some((row) => row.model === HOSTILE)).toBe(true);
-    const csv = readFileSync(path.join(out, 'data', 'leaderboard.csv'), 'utf8').trimEnd().split('\r\n');
+    const csv = readGz(path.join(out, 'data', 'leaderboard.csv.gz')).trimEnd().split('\r\n');
     expect(csv[0]).toMatch(/^profile_id,created_at,run_id,status,error,model,/);
     expect(csv).toHaveLength(counts.total + 1);
 
@@ -225,9 +225,16 @@ describe('pbh site build from a real pbh run', () => {
     } finally {
       await published.close();
     }
+    // Each model's and engine's slice of the leaderboard: between them, every Profile once.
+    for (const group of ['models', 'engines']) {
+      const slices = readdirSync(path.join(out, 'data', group));
+      expect(slices.every((f) => f.endsWith('.csv.gz')), group).toBe(true);
+      const rows = slices.flatMap((f) => readGz(path.join(out, 'data', group, f)).trimEnd().split('\r\n').slice(1));
+      expect(rows, group).toHaveLength(counts.total);
+    }
     for (const name of ['models', 'engines', 'history', 'runs', 'comparisons-speedup', 'comparisons-sparsity', 'comparisons-batch', 'comparisons-pareto']) {
-      expect(existsSync(path.join(out, 'data', `${name}.csv`)), name).toBe(true);
-      expect(() => JSON.parse(readFileSync(path.join(out, 'data', `${name}.json`), 'utf8')) as unknown).not.toThrow();
+      expect(readGz(path.join(out, 'data', `${name}.csv.gz`)), name).toMatch(/^\S+,/);
+      expect(() => readJsonGz(path.join(out, 'data', `${name}.json.gz`))).not.toThrow();
     }
   });
 
@@ -384,14 +391,14 @@ describe('pbh site build from a real pbh run', () => {
     }
 
     // The downloads carry the leaderboard view's fields: the headline figures with their boundary, precision, scenario and verdict.
-    const csv = readFileSync(path.join(out, 'data', 'leaderboard.csv'), 'utf8').split('\r\n')[0]!.split(',');
+    const csv = readGz(path.join(out, 'data', 'leaderboard.csv.gz')).split('\r\n')[0]!.split(',');
     expect(csv).toEqual(
       expect.arrayContaining([
         'precision', 'precision_requested', 'latency_boundary', 'p50_ms', 'p99_ms', 'engine_p99_ms', 'predict_p50_ms', 'transport_p50_ms',
         'engine_entry', 'scenario', 'validity', 'validity_reasons', 'scenario_metric', 'scenario_value', 'query_p50_ms', 'query_p99_ms',
       ]),
     );
-    const json = JSON.parse(readFileSync(path.join(out, 'data', 'leaderboard.json'), 'utf8')) as Record<string, unknown>[];
+    const json = readJsonGz(path.join(out, 'data', 'leaderboard.json.gz')) as Record<string, unknown>[];
     for (const row of json.filter((r) => r.status === 'ok')) {
       const boundary = row.scenario === 'server' ? 'query' : 'engine';
       expect(row).toMatchObject({
@@ -513,7 +520,7 @@ describe('pbh site build from a real pbh run', () => {
   });
 
   it('keeps two entries of one engine apart in History and comparisons, and compares scenarios apart', () => {
-    const history = JSON.parse(readFileSync(path.join(out, 'data', 'history.json'), 'utf8')) as Record<string, unknown>[];
+    const history = readJsonGz(path.join(out, 'data', 'history.json.gz')) as Record<string, unknown>[];
     const server = history.filter((r) => r.engine_entry === 'ort-server');
     const plain = history.filter((r) => r.engine_entry === 'onnxruntime' && r.model === 'digits_cnn' && r.batch_size === 1);
     expect(server.length).toBeGreaterThan(0);
@@ -523,7 +530,7 @@ describe('pbh site build from a real pbh run', () => {
     expect(String(server[0]!.series)).toContain('ort-server');
     expect(server.filter((r) => plain.some((p) => p.series === r.series))).toEqual([]);
 
-    const speedup = JSON.parse(readFileSync(path.join(out, 'data', 'comparisons-speedup.json'), 'utf8')) as Record<string, unknown>[];
+    const speedup = readJsonGz(path.join(out, 'data', 'comparisons-speedup.json.gz')) as Record<string, unknown>[];
     const serverCells = speedup.filter((r) => r.scenario === 'server');
     expect(serverCells).toEqual([expect.objectContaining({ model: 'digits_cnn', batch_size: 1, engine: 'ort-server', versus: 'ort-server', speedup: 1 })]);
     expect(speedup.filter((r) => r.scenario !== 'server').every((r) => r.engine !== 'ort-server' && r.versus !== 'ort-server')).toBe(true);

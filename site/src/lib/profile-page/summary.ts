@@ -19,7 +19,7 @@ export function profileTitle(entry: ProfileEntry): string {
 /** The heading, what the Profile is and where its model, engine, run and History series are. */
 export function headHtml(entry: ProfileEntry, root: string): Html {
   return html`<h1>${profileTitle(entry)} <span class="status status-${entry.status}">${STATUS_TEXT[entry.status]}</span></h1>
-<p class="lead">Profile <code>${entry.profile_id}</code>, measured ${fmtDate(entry.created_at)} in run <a href="${root}runs/${runSlug(entry.run_id)}.html">${entry.run_name ?? entry.run_id}</a> (<code>${entry.run_id}</code>). Model page: <a href="${root}models/${entry.modelSlug}.html">${entry.model_name}</a>; engine page: <a href="${root}engines/${entry.engineSlug}.html">${entry.engine_name}</a>${entry.status === 'ok' && html`; history of this cell: <a href="${root}history/${entry.seriesSlug}.html">${entry.seriesKey}</a>`}.</p>`;
+<p class="lead">Profile <code>${entry.profile_id}</code>, measured ${fmtDate(entry.created_at)} in run <a href="${root}runs/${runSlug(entry.run_id)}.html">${entry.run_name ?? entry.run_id}</a>. Model page: <a href="${root}models/${entry.modelSlug}.html">${entry.model_name}</a>; engine page: <a href="${root}engines/${entry.engineSlug}.html">${entry.engine_name}</a>${entry.status === 'ok' && html`; history of this cell: <a href="${root}history/${entry.seriesSlug}.html">${entry.seriesKey}</a>`}.</p>`;
 }
 
 /** Predict − engine where transport was not its own boundary yet (Profiles stored before it was), as a difference of medians. */
