@@ -1,9 +1,10 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { siteData } from '../src/lib/data.js';
-import { dataFiles } from '../src/lib/downloads.js';
+import { dataFiles, profileDownload, type DataFile } from '../src/lib/downloads.js';
+import { planProfilePages } from '../src/lib/profile-page/cache.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -13,25 +14,52 @@ const gzipAsync = promisify(gzip);
  */
 const IN_FLIGHT = 8;
 
+/** One file to write: rendered here, or copied from the page cache where an earlier build kept it. */
+type Job = DataFile & { keptAt?: string; keepAt?: string };
+
 /**
  * Every download under data/ (except the Parquet export and the console's database), written straight to the
- * output folder after the pages. As Astro endpoints they were a route each, 20,000 at 10,000 Profiles, and Astro's
- * per-route work (a Request, a Response read back into a buffer, a log line) cost more than the files themselves.
- * The data comes from the read the pages made (siteData() is shared within the build process).
+ * output folder. As Astro endpoints they were a route each, 20,000 at 10,000 Profiles, and Astro's per-route work (a
+ * Request, a Response read back into a buffer, a log line) cost more than the files themselves. The data comes from
+ * the read the pages make (siteData() is shared within the build process). A Profile's own JSON is filed in the
+ * page cache under its page's key (lib/profile-page/cache.ts): a rebuild copies it instead of writing it again.
  */
 export async function writeDataFiles(outDir: string): Promise<number> {
-  const files = dataFiles(await siteData());
-  const folders = new Set(files.map((f) => path.dirname(path.join(outDir, f.path))));
+  const data = await siteData();
+  const plan = planProfilePages(data);
+  const jobs: Job[] = [
+    ...dataFiles(data),
+    ...data.profiles.map((entry) => {
+      const file = profileDownload(entry);
+      const kept = plan?.bySlug.get(entry.slug);
+      if (!plan || !kept) return file;
+      const at = path.join(plan.folder, `${kept.key}.json.gz`);
+      return kept.downloadKept ? { ...file, keptAt: at } : { ...file, keepAt: at };
+    }),
+  ];
+  const folders = new Set(jobs.map((f) => path.dirname(path.join(outDir, f.path))));
   for (const folder of folders) await mkdir(folder, { recursive: true });
+  if (plan) await mkdir(plan.folder, { recursive: true });
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < files.length) {
-      const file = files[next++]!;
-      const text = file.render();
-      const body = file.path.endsWith('.gz') ? await gzipAsync(text) : text;
-      await writeFile(path.join(outDir, file.path), body);
+    while (next < jobs.length) {
+      const job = jobs[next++]!;
+      const target = path.join(outDir, job.path);
+      if (job.keptAt) {
+        await copyFile(job.keptAt, target);
+        continue;
+      }
+      const text = job.render();
+      const body = job.path.endsWith('.gz') ? await gzipAsync(text) : text;
+      await writeFile(target, body);
+      if (job.keepAt) {
+        // Written aside, then renamed: a build killed mid-write leaves no half file under the key.
+        const partial = `${job.keepAt}.${process.pid}.tmp`;
+        await copyFile(target, partial);
+        await rename(partial, job.keepAt);
+      }
     }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
-  return files.length;
+  return jobs.length;
 }

@@ -5,9 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { exportStore, openStore } from '@pbh/core';
 import type { AstroIntegration, AstroIntegrationLogger } from 'astro';
 import { build } from 'esbuild';
+import { siteData } from '../src/lib/data.js';
 import { exitIfStoreLocked, siteDbPath } from '../src/lib/site-db.js';
 import { writeBrowserDatabase } from './browser-database.js';
 import { writeDataFiles } from './data-files.js';
+import { finishProfilePages, hashSiteCode, pruneKeptFiles } from './profile-pages.js';
 
 /**
  * The duckdb-wasm files the SQL console loads: the exception-handling build and its worker only. Every browser with
@@ -102,7 +104,10 @@ function startDataFiles(outDir: string, logger: AstroIntegrationLogger): { folde
   process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
   const done = Promise.all([
     timed(logger, () => writeDataFiles(folder), (n, t) => `wrote ${n} downloads (CSV, JSON, each Profile's own) into data/ ${t}`),
-    timed(logger, () => publishDatabase(siteDbPath(), folder), (_, t) => `exported the database to data/parquet/*.parquet and data/pbh.duckdb ${t}`),
+    // After the read: both at once slowed the read, which every page waits for, more than the export gains.
+    siteData().then(() =>
+      timed(logger, () => publishDatabase(siteDbPath(), folder), (_, t) => `exported the database to data/parquet/*.parquet and data/pbh.duckdb ${t}`),
+    ),
   ]).then(() => undefined);
   // Awaited at the build's end; a failure meanwhile must not be an unhandled rejection that stops the build elsewhere.
   done.catch(() => undefined);
@@ -124,9 +129,10 @@ function moveInto(from: string, to: string): void {
 }
 
 /**
- * With the build: the chart worker, then the downloads and the whole database as Parquet and as the console's DuckDB
- * file (startDataFiles). After the pages: those moved in, duckdb-wasm served from the site itself, and the client
- * scripts.
+ * With the build: the chart worker, the hash of the site's code that kept Profile pages are filed under, then the
+ * downloads and the whole database as Parquet and as the console's DuckDB file (startDataFiles). After the pages: the
+ * kept Profile pages copied in (integrations/profile-pages.ts), the downloads moved in, duckdb-wasm served from the
+ * site itself, and the client scripts.
  */
 export function pbhAssets(options: { siteDir: string }): AstroIntegration {
   let outDir = '';
@@ -139,6 +145,7 @@ export function pbhAssets(options: { siteDir: string }): AstroIntegration {
       },
       'astro:build:start': async ({ logger }) => {
         process.env.PBH_SITE_CHART_WORKER = await bundleChartWorker(options.siteDir);
+        process.env.PBH_SITE_PAGE_CODE = hashSiteCode(options.siteDir);
         dataFiles = startDataFiles(outDir, logger);
       },
       'astro:build:done': async ({ dir, logger }) => {
@@ -146,7 +153,15 @@ export function pbhAssets(options: { siteDir: string }): AstroIntegration {
         // Astro 5 leaves its content-layer stubs in a static build's output; they are not part of the site.
         for (const stub of ['content-assets.mjs', 'content-modules.mjs']) rmSync(path.join(out, stub), { force: true });
         if (!dataFiles) throw new Error('pbh-assets: the build ended without having started (astro:build:start did not run).');
-        await dataFiles.done;
+        await Promise.all([
+          timed(
+            logger,
+            () => finishProfilePages(out),
+            (pages, t) => (pages ? `copied ${pages.kept} kept Profile pages in and kept ${pages.rendered} new ones ${t}` : `kept no Profile pages (PBH_SITE_PAGE_CACHE=off) ${t}`),
+          ),
+          dataFiles.done,
+        ]);
+        await pruneKeptFiles();
         moveInto(dataFiles.folder, path.join(out, 'data'));
         await timed(
           logger,

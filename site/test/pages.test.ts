@@ -60,7 +60,8 @@ beforeAll(async () => {
   out = path.join(tmp, 'site');
   await runFixtures(tmp, db);
   await addConstructedProfiles(db);
-  const build = await pbh(['site', 'build', '--db', db, '--out', out], 300_000);
+  // Every page rendered by this build: the reference the kept pages are compared with (describe 'kept Profile pages').
+  const build = await pbh(['site', 'build', '--db', db, '--out', out], 300_000, { PBH_SITE_PAGE_CACHE: 'off' });
   if (build.code !== 0) throw new Error(`pbh site build failed (${build.code}): ${build.stderr}`);
   profiles = readdirSync(path.join(out, 'data', 'profiles'))
     .filter((f) => f.endsWith('.json.gz'))
@@ -317,4 +318,33 @@ describe('the SQL console', () => {
     await page.screenshot({ path: path.join(SHOTS, 'pages-sql.png'), fullPage: false });
     expect(consoleErrors).toEqual([]);
   });
+});
+
+describe('kept Profile pages', () => {
+  /** Each Profile page and each Profile's JSON (unzipped) of a built site, by file name. */
+  const profileFiles = (site: string): Map<string, string> =>
+    new Map([
+      ...readdirSync(path.join(site, 'profiles')).map((f): [string, string] => [`profiles/${f}`, readFileSync(path.join(site, 'profiles', f), 'utf8')]),
+      ...readdirSync(path.join(site, 'data', 'profiles')).map((f): [string, string] => [
+        `data/profiles/${f}`,
+        gunzipSync(readFileSync(path.join(site, 'data', 'profiles', f))).toString('utf8'),
+      ]),
+    ]);
+
+  it('a rebuild copies every unchanged Profile page and download from the cache, the same bytes a fresh render writes', async () => {
+    const cache = path.join(tmp, 'page-cache');
+    const fresh = profileFiles(out);
+    const first = await pbh(['site', 'build', '--db', db, '--out', path.join(tmp, 'site-kept-1')], 300_000, { PBH_SITE_PAGE_CACHE: cache });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain(`copied 0 kept Profile pages in and kept ${profiles.length} new ones`);
+    const second = await pbh(['site', 'build', '--db', db, '--out', path.join(tmp, 'site-kept-2')], 300_000, { PBH_SITE_PAGE_CACHE: cache });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toContain(`copied ${profiles.length} kept Profile pages in and kept 0 new ones`);
+    // Nothing rendered the second time: the build's own log names no Profile page.
+    expect(second.stderr).not.toMatch(/profiles\/\S+\.html/);
+    expect(profileFiles(path.join(tmp, 'site-kept-1'))).toEqual(fresh);
+    expect(profileFiles(path.join(tmp, 'site-kept-2'))).toEqual(fresh);
+    // The cache holds this site's pages and downloads and nothing else.
+    expect(readdirSync(cache)).toHaveLength(2 * profiles.length);
+  }, 600_000);
 });

@@ -202,7 +202,7 @@ function slice(path: string, table: () => DataTable): DataFile[] {
   return [{ path: `${path}.csv.gz`, render: () => toCsv(table()) }];
 }
 
-/** Every file under data/ except the Parquet export (written by the build integration). */
+/** Every file under data/ except the Parquet export and each Profile's own (profileDownload). */
 export function dataFiles(data: SiteData): DataFile[] {
   const history = buildHistory(data.profiles);
   let comparisons: ReturnType<typeof comparisonTables> | undefined;
@@ -217,11 +217,14 @@ export function dataFiles(data: SiteData): DataFile[] {
     ...both('history', () => historyTable(history)),
     ...history.flatMap((s) => slice(`history/${s.slug}`, () => historyTable([s]))),
     ...both('runs', () => ({ columns: ['run_id', 'name', 'started_at', 'finished_at', 'profiles', 'command'], rows: data.runs })),
-    ...data.profiles.flatMap((p) => [
-      // The stored Profile, compact, without its raw samples: they are in samples.parquet and the SQL console's copy,
-      // and the file says how to read them. gzip-compressed (a quarter of the bytes); a CSV of the samples beside each
-      // was a third copy of them, 20 MB and 10,000 files at 10,000 Profiles.
-      { path: `profiles/${p.slug}.json.gz`, render: () => `${JSON.stringify({ ...p.profile, samples_query: samplesQuery(p.profile_id) })}\n` },
-    ]),
   ];
+}
+
+/**
+ * A Profile's own download: the stored Profile, compact, without its raw samples (they are in samples.parquet and the
+ * SQL console's copy, and the file says how to read them), gzip-compressed (a quarter of the bytes). A CSV of the
+ * samples beside each was a third copy of them, 20 MB and 10,000 files at 10,000 Profiles.
+ */
+export function profileDownload(p: ProfileEntry): DataFile {
+  return { path: `profiles/${p.slug}.json.gz`, render: () => `${JSON.stringify({ ...p.profile, samples_query: samplesQuery(p.profile_id) })}\n` };
 }

@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import type { ProfileEntry, SiteData } from '../data.js';
+import { runConfigHref } from '../run-configs.js';
+
+/**
+ * Profile pages (and each Profile's JSON download) kept across builds. A Profile never changes once measured, and at
+ * 10,000 Profiles their pages and downloads were most of a rebuild's time; so a rebuild renders only those whose inputs
+ * changed and copies the rest. A page's key
+ * hashes everything it is made from: the site's code (PBH_SITE_PAGE_CODE, which the build integration hashes from the
+ * site's sources and the versions of Astro, Plot and linkedom), the Profile as read (every field, its raw samples), its
+ * run-config link, and the folder local paths are shown relative to. Profile pages carry no build-wide facts (their
+ * footer has no build date or counts), so a kept page is the page this build would render. `PBH_SITE_PAGE_CACHE` names
+ * the folder (default: node_modules/.cache/pbh-site-pages in the site package); `off` renders every page every time.
+ */
+export function pageCacheFolder(): string | null {
+  const setting = process.env.PBH_SITE_PAGE_CACHE;
+  if (setting === 'off') return null;
+  return path.resolve(setting ?? path.join(process.cwd(), 'node_modules', '.cache', 'pbh-site-pages'));
+}
+
+export interface KeptFiles {
+  slug: string;
+  key: string;
+  /** The page (`<key>.html`) is kept from an earlier build: copied in, not rendered. */
+  pageKept: boolean;
+  /** The Profile's JSON download (`<key>.json.gz`) is kept: copied in, not written again. */
+  downloadKept: boolean;
+}
+
+export interface ProfilePagePlan {
+  folder: string;
+  files: KeptFiles[];
+  bySlug: Map<string, KeptFiles>;
+}
+
+/** Shared by the two copies of this module in a build, the pages' and the build integration's (as siteData() is). */
+const SHARED_PLAN = Symbol.for('pbh.site.profile-pages');
+const shared = globalThis as { [SHARED_PLAN]?: { data: SiteData; plan: ProfilePagePlan | null } };
+
+function bytes(column: ArrayLike<number>): Uint8Array {
+  if (ArrayBuffer.isView(column)) return new Uint8Array(column.buffer, column.byteOffset, column.byteLength);
+  return new Uint8Array(Float64Array.from(column).buffer);
+}
+
+/** What a Profile page (and its JSON download, made from a part of the same) is made from, hashed. */
+export function profilePageKey(code: string, entry: ProfileEntry, runConfig: string): string {
+  const { samples, ...rest } = entry;
+  const hash = createHash('sha256').update(code).update('\0').update(runConfig).update('\0');
+  hash.update(process.env.PBH_SITE_REPO ?? '').update('\0').update(process.cwd()).update('\0');
+  hash.update(JSON.stringify(rest));
+  for (const column of [samples.session, samples.batch, samples.ns]) hash.update(bytes(column));
+  hash.update(samples.boundary.join('\n'));
+  return hash.digest('hex');
+}
+
+function makePlan(data: SiteData): ProfilePagePlan | null {
+  const folder = pageCacheFolder();
+  const code = process.env.PBH_SITE_PAGE_CODE;
+  if (folder === null || !code) return null;
+  let present: Set<string>;
+  try {
+    present = new Set(readdirSync(folder));
+  } catch {
+    // No cache yet: everything is rendered.
+    present = new Set();
+  }
+  const files = data.profiles.map((entry) => {
+    const key = profilePageKey(code, entry, runConfigHref(data, entry));
+    return { slug: entry.slug, key, pageKept: present.has(`${key}.html`), downloadKept: present.has(`${key}.json.gz`) };
+  });
+  return { folder, files, bySlug: new Map(files.map((f) => [f.slug, f])) };
+}
+
+/**
+ * Every Profile's key and what is kept for it, once per build: the downloads ask first (they start with the build),
+ * then the Profile route; the build integration copies the kept pages in and keeps the new ones at the end. Null
+ * without a folder or the code hash (a build without the integration): every page is rendered, nothing is kept.
+ */
+export function planProfilePages(data: SiteData): ProfilePagePlan | null {
+  if (shared[SHARED_PLAN]?.data !== data) shared[SHARED_PLAN] = { data, plan: makePlan(data) };
+  return shared[SHARED_PLAN].plan;
+}
+
+/** The Profiles whose pages this build renders: those with no kept page. */
+export function profilesToRender(data: SiteData): ProfileEntry[] {
+  const plan = planProfilePages(data);
+  return plan ? data.profiles.filter((entry) => !plan.bySlug.get(entry.slug)?.pageKept) : data.profiles;
+}
+
+/** This build's plan, once made; null when nothing is kept. */
+export function profilePagePlan(): ProfilePagePlan | null {
+  return shared[SHARED_PLAN]?.plan ?? null;
+}
