@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ProfileEntry } from '../src/lib/data.js';
-import { profilePageKey } from '../src/lib/profile-page/cache.js';
+import { pageInputs, profilePageKey } from '../src/lib/profile-page/cache.js';
 
 /**
  * A kept Profile page is copied into later builds under its key (src/lib/profile-page/cache.ts): the key must change
@@ -40,11 +40,17 @@ describe('the key a Profile page is kept under', () => {
     }
   });
 
-  it('changes with any field of the Profile, nested ones included, and with any raw sample', () => {
+  it('stays the same when only the rank moves (other Profiles stored), which the page is rendered without', () => {
+    const moved = entry();
+    Object.assign(moved, { rank_in_group: 7 });
+    expect(key(moved)).toBe(key(entry()));
+    expect(pageInputs(moved).rank_in_group).toBeNull();
+  });
+
+  it('changes with any other field of the Profile, nested ones included, and with any raw sample', () => {
     const base = key(entry());
     const changed: ((e: ProfileEntry) => void)[] = [
       (e) => Object.assign(e, { slug: 'p1-long' }),
-      (e) => Object.assign(e, { rank_in_group: 3 }),
       (e) => Object.assign(e, { throughput_mean: 1234.6 }),
       (e) => ((e.profile.scores[0] as { value: number }).value = 0.91),
       (e) => ((e.samples.ns as Float64Array)[2] = 3e6 + 1),

@@ -44,9 +44,18 @@ function bytes(column: ArrayLike<number>): Uint8Array {
   return new Uint8Array(Float64Array.from(column).buffer);
 }
 
+/**
+ * The Profile as its page sees it: without the fields that change when other Profiles are stored (its rank moves
+ * whenever a run adds Profiles to its group), so a page is the same whoever else is in the database. The Profile
+ * route renders from this, and the key hashes this: a page cannot show what its key leaves out.
+ */
+export function pageInputs(entry: ProfileEntry): ProfileEntry {
+  return { ...entry, rank_in_group: null };
+}
+
 /** What a Profile page (and its JSON download, made from a part of the same) is made from, hashed. */
 export function profilePageKey(code: string, entry: ProfileEntry, runConfig: string): string {
-  const { samples, ...rest } = entry;
+  const { samples, ...rest } = pageInputs(entry);
   const hash = createHash('sha256').update(code).update('\0').update(runConfig).update('\0');
   hash.update(process.env.PBH_SITE_REPO ?? '').update('\0').update(process.cwd()).update('\0');
   hash.update(JSON.stringify(rest));
