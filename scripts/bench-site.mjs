@@ -82,18 +82,16 @@ const clock = (hms) => hms.split(':').reduce((total, part) => total * 60 + Numbe
 const seconds = (match) => (match[2] === 'ms' ? Number(match[1]) / 1000 : Number(match[1]));
 
 /**
- * Where a build's time went, from its own log: Vite's bundling, the first page (which waits for the database read
- * every page shares), the Profile pages (between their route's first line and the next route's, Astro's clock has
- * whole seconds), all pages (Astro's own figure) and each step of the build integration (its "in N s"; the downloads
- * and the database export run at the same time).
+ * Where a build's time went, from its own log: Vite's bundling, the Profile pages (between their route's first line
+ * and the next route's, Astro's clock has whole seconds), all pages (Astro's own figure) and each step of the build
+ * integration (its "in N s" from the build's start: the database read, the downloads and the export run beside
+ * Vite and the pages).
  */
 function breakdown(log) {
   const lines = log.split('\n');
   const parts = [];
   const vite = log.match(/\[vite\] ✓ built in ([\d.]+)(m?s)/);
   if (vite) parts.push(`bundling ${seconds(vite)} s`);
-  const first = log.match(/generating static routes[\s\S]*?\(\+([\d.]+)(m?s)\)/);
-  if (first) parts.push(`first page (the database read) ${seconds(first)} s`);
   const routeStart = lines.findIndex((l) => l.includes('▶ src/pages/profiles/'));
   if (routeStart >= 0) {
     const next = lines.findIndex((l, i) => i > routeStart && /[▶λ] src\/pages\//.test(l));

@@ -103,6 +103,8 @@ function startDataFiles(outDir: string, logger: AstroIntegrationLogger): { folde
   // A build that fails before its end leaves nothing beside the output.
   process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
   const done = Promise.all([
+    // The read every page and download shares (siteData() is kept per build process), started here with the build.
+    timed(logger, () => siteData(), (data, t) => `read ${data.profiles.length} Profiles from the database ${t}`),
     timed(logger, () => writeDataFiles(folder), (n, t) => `wrote ${n} downloads (CSV, JSON, each Profile's own) into data/ ${t}`),
     // After the read: both at once slowed the read, which every page waits for, more than the export gains.
     siteData().then(() =>
