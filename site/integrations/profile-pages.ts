@@ -16,14 +16,22 @@ function filesUnder(folder: string): string[] {
 }
 
 /**
- * The hash of everything a Profile page is rendered by: the site's own sources and config, and the versions of the
- * packages that render it. Any edit misses every kept page (src/lib/profile-page/cache.ts).
+ * The hash of everything a Profile page is rendered by: the site's own sources and config, core's built code (the
+ * site calls it, and a page may), and the versions of the packages that render it. Any edit misses every kept page
+ * (src/lib/profile-page/cache.ts).
  */
 export function hashSiteCode(siteDir: string): string {
   const hash = createHash('sha256');
-  const files = [...filesUnder(path.join(siteDir, 'src')), ...filesUnder(path.join(siteDir, 'integrations')), path.join(siteDir, 'astro.config.ts'), path.join(siteDir, 'package.json')];
-  for (const file of files) hash.update(path.relative(siteDir, file)).update('\0').update(readFileSync(file)).update('\0');
   const require = createRequire(path.join(siteDir, 'package.json'));
+  const core = path.dirname(require.resolve('@pbh/core'));
+  const files = [
+    ...filesUnder(path.join(siteDir, 'src')),
+    ...filesUnder(path.join(siteDir, 'integrations')),
+    path.join(siteDir, 'astro.config.ts'),
+    path.join(siteDir, 'package.json'),
+    ...filesUnder(core),
+  ];
+  for (const file of files) hash.update(path.relative(siteDir, file)).update('\0').update(readFileSync(file)).update('\0');
   for (const name of RENDERING_PACKAGES) hash.update(name).update(packageVersion(require.resolve(name), name));
   return hash.digest('hex');
 }
