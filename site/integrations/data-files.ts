@@ -1,10 +1,11 @@
-import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { siteData } from '../src/lib/data.js';
 import { dataFiles, profileDownload, type DataFile } from '../src/lib/downloads.js';
 import { planProfilePages } from '../src/lib/profile-page/cache.js';
+import { inFlight, keepCopy } from './file-jobs.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -40,26 +41,16 @@ export async function writeDataFiles(outDir: string): Promise<number> {
   const folders = new Set(jobs.map((f) => path.dirname(path.join(outDir, f.path))));
   for (const folder of folders) await mkdir(folder, { recursive: true });
   if (plan) await mkdir(plan.folder, { recursive: true });
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < jobs.length) {
-      const job = jobs[next++]!;
-      const target = path.join(outDir, job.path);
-      if (job.keptAt) {
-        await copyFile(job.keptAt, target);
-        continue;
-      }
-      const text = job.render();
-      const body = job.path.endsWith('.gz') ? await gzipAsync(text) : text;
-      await writeFile(target, body);
-      if (job.keepAt) {
-        // Written aside, then renamed: a build killed mid-write leaves no half file under the key.
-        const partial = `${job.keepAt}.${process.pid}.tmp`;
-        await copyFile(target, partial);
-        await rename(partial, job.keepAt);
-      }
+  await inFlight(jobs, IN_FLIGHT, async (job) => {
+    const target = path.join(outDir, job.path);
+    if (job.keptAt) {
+      await copyFile(job.keptAt, target);
+      return;
     }
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    const text = job.render();
+    const body = job.path.endsWith('.gz') ? await gzipAsync(text) : text;
+    await writeFile(target, body);
+    if (job.keepAt) await keepCopy(target, job.keepAt);
+  });
   return jobs.length;
 }

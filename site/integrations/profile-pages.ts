@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { profilePagePlan } from '../src/lib/profile-page/cache.js';
+import { inFlight, keepCopy } from './file-jobs.js';
 
 /** Packages whose version changes what a page holds (the renderer, the charts, their DOM). */
 const RENDERING_PACKAGES = ['astro', '@observablehq/plot', 'linkedom'];
@@ -52,18 +53,9 @@ function packageVersion(entry: string, name: string): string {
 /** Copies in flight at once: each runs on libuv's thread pool. */
 const IN_FLIGHT = 16;
 
-async function each<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
-}
-
 /**
- * After the pages: each kept Profile page copied into the site, and each page rendered now kept (written aside and
- * renamed, so a build killed meanwhile leaves no half page under a key; integrations/data-files.ts does the same for
- * the downloads). Returns how many pages were kept and rendered; null when nothing is kept.
+ * After the pages: each kept Profile page copied into the site, and each page rendered now kept (keepCopy;
+ * integrations/data-files.ts does the same for the downloads). Returns how many pages were kept and rendered; null when nothing is kept.
  */
 export async function finishProfilePages(outDir: string): Promise<{ kept: number; rendered: number } | null> {
   const plan = profilePagePlan();
@@ -72,15 +64,9 @@ export async function finishProfilePages(outDir: string): Promise<{ kept: number
   await mkdir(pagesDir, { recursive: true });
   await mkdir(plan.folder, { recursive: true });
   const cached = (key: string): string => path.join(plan.folder, `${key}.html`);
-  await each(plan.files, async ({ slug, key, pageKept }) => {
+  await inFlight(plan.files, IN_FLIGHT, async ({ slug, key, pageKept }) => {
     const page = path.join(pagesDir, `${slug}.html`);
-    if (pageKept) {
-      await copyFile(cached(key), page);
-    } else {
-      const partial = `${cached(key)}.${process.pid}.tmp`;
-      await copyFile(page, partial);
-      await rename(partial, cached(key));
-    }
+    await (pageKept ? copyFile(cached(key), page) : keepCopy(page, cached(key)));
   });
   const kept = plan.files.filter((f) => f.pageKept).length;
   return { kept, rendered: plan.files.length - kept };
@@ -95,5 +81,5 @@ export async function pruneKeptFiles(): Promise<void> {
   if (!plan) return;
   const used = new Set(plan.files.flatMap((f) => [`${f.key}.html`, `${f.key}.json.gz`]));
   const stale = (await readdir(plan.folder)).filter((name) => !used.has(name));
-  await each(stale, (name) => rm(path.join(plan.folder, name), { force: true }));
+  await inFlight(stale, IN_FLIGHT, (name) => rm(path.join(plan.folder, name), { force: true }));
 }

@@ -6,13 +6,13 @@ import { runConfigHref } from '../run-configs.js';
 
 /**
  * Profile pages (and each Profile's JSON download) kept across builds. A Profile never changes once measured, and at
- * 10,000 Profiles their pages and downloads were most of a rebuild's time; so a rebuild renders only those whose inputs
- * changed and copies the rest. A page's key
- * hashes everything it is made from: the site's code (PBH_SITE_PAGE_CODE, which the build integration hashes from the
- * site's sources, core's built code and the versions of Astro, Plot and linkedom), the Profile as read (every field, its raw samples), its
- * run-config link, and the folder local paths are shown relative to. Profile pages carry no build-wide facts (their
- * footer has no build date or counts), so a kept page is the page this build would render. `PBH_SITE_PAGE_CACHE` names
- * the folder (default: node_modules/.cache/pbh-site-pages in the site package); `off` renders every page every time.
+ * 10,000 Profiles their pages and downloads were most of a rebuild's time; so a rebuild renders only those whose
+ * inputs changed and copies the rest. A page's key hashes everything it is made from: the site's code
+ * (PBH_SITE_PAGE_CODE, which the build integration hashes from the site's sources, core's built code and the versions
+ * of Astro, Plot and linkedom), the Profile as read (every field, its raw samples), its run-config link, and the folder
+ * local paths are shown relative to. Profile pages carry no build-wide facts (their footer has no build date or
+ * counts), so a kept page is the page this build would render. `PBH_SITE_PAGE_CACHE` names the folder (default:
+ * node_modules/.cache/pbh-site-pages in the site package); `off` renders every page every time.
  */
 export function pageCacheFolder(): string | null {
   const setting = process.env.PBH_SITE_PAGE_CACHE;
