@@ -1,38 +1,39 @@
 """OpenVINO runtime for PBH's native worker protocol (docs/worker-protocol.md).
 
 Reads the ONNX file directly (core.read_model), reshapes it to the concrete batch, compiles it for the device.
+Every call after load goes through OpenVINO's C API (openvino_capi.py), not the Python binding's requests.
 - load: INFERENCE_PRECISION_HINT is always set from the requested precision: the CPU plugin's own default is bf16
-  wherever the CPU has AMX or AVX-512 BF16, which would change the numbers with the machine. What executed is read
-  back (openvino_precision.py): the compiled model's INFERENCE_PRECISION_HINT and the runtime precision of every compute op.
-- infer: one synchronous InferRequest, inputs and outputs shared with numpy (no copies).
-- load_samples: each resident batch's arrays wrapped once as ov.Tensor over their own memory (shared_memory=True),
-  in the compiled model's input order, after checking names, element types and shapes against it.
+  wherever the CPU has AMX or AVX-512 BF16, which would change the numbers with the machine. The binding compiles the
+  model, and what executed is read back through it (openvino_precision.py): the compiled model's
+  INFERENCE_PRECISION_HINT and the runtime precision of every compute op. Its export is then imported through the C
+  API with the same properties, the two compiled models' properties are compared (a difference is an error), and the
+  binding's compiled model is released: the worker holds one.
+- infer: one request; each input wrapped as a tensor over the array's memory, outputs copied out.
+- load_samples: each resident batch's arrays wrapped once as C API tensors over their own memory, in the compiled
+  model's input order, after checking names, element types and shapes against it.
 - run_sample / sample_call (the `engine` boundary of resident runs, timed by the loop around the pre-bound call):
-  bind the batch's tensors to the request (one binding call for a one-input model: a functools.partial of the
-  binding's infer(tensor, share_outputs); else set_input_tensor per input, then infer), ov::InferRequest::infer, and the outputs as numpy views of the request's output tensors (share_outputs),
-  which are dropped. That is what a Python deployment pays per request when its inputs are already OpenVINO tensors;
-  the Python wrapper's infer() adds data dispatch and an OVDict on top, and copies outputs unless share_outputs.
+  ov_infer_request_set_input_tensor_by_index per input, then ov_infer_request_infer; outputs of a static shape land
+  in buffers bound to the request once (a C++ deployment's own output buffers), dynamic ones stay in the request.
+  That is what a deployment pays per request when its inputs are already OpenVINO tensors.
 - max_concurrency: the compiled model's OPTIMAL_NUMBER_OF_INFER_REQUESTS (1 with hint=latency; with hint=throughput
   one per stream, the streams chosen by the hint unless options.streams sets them).
-- run_schedule: an AsyncInferQueue of `concurrency` requests over the resident tensors. Per query: wait until due
-  (pbh_worker.clock: sleep, then spin the last 200 us), wait for an idle request (get_idle_request_id, GIL released),
-  take the issue time, start_async with the batch's tensors (the binding's call, no Python data dispatch). The
-  completion time is taken in the queue's callback, on OpenVINO's thread, as soon as the request finishes.
-- bench, hint=latency: the same InferRequest on a resident input, one entry per iteration, timed by OpenVINO's own
-  per-request timer (InferRequest.latency: the binding's clock around ov::InferRequest::infer, in C++), which is
-  the figure benchmark_app reports. A Python clock around the call would add the binding's own cost (5-8 us a call
-  here, over what the C++ clock says), which is what made model-only trail benchmark_app.
-- bench, hint=throughput: an AsyncInferQueue with OPTIMAL_NUMBER_OF_INFER_REQUESTS requests on a resident input.
-  iteration_ns are the intervals between consecutive completions (the first from the start of the bench), so they
-  sum to the wall time and their mean is wall time / iterations.
-- profile: a second compilation with PERF_COUNT on, so timed runs never pay for the counters; real_time of
-  EXECUTED nodes from get_profiling_info(), averaged over the iterations.
+- run_schedule: `concurrency` requests started with start_async over the resident tensors. Per query: wait until due
+  (pbh_worker.clock: sleep, then spin the last 200 us), wait for an idle request (GIL released), take the issue
+  time, bind the batch's tensors and start. The completion time is taken in the request's callback, on OpenVINO's
+  thread, as soon as it finishes.
+- bench, hint=latency: the request on one resident input, bound once (as benchmark_app does), a perf_counter_ns
+  clock around each ov_infer_request_infer.
+- bench, hint=throughput: OPTIMAL_NUMBER_OF_INFER_REQUESTS requests on a resident input. iteration_ns are the
+  intervals between consecutive completions (the first from the start of the bench), so they sum to the wall time and
+  their mean is wall time / iterations.
+- profile: a second compilation (through the binding) with PERF_COUNT on, so timed runs never pay for the counters;
+  real_time of EXECUTED nodes from get_profiling_info(), averaged over the iterations.
 """
 
 from __future__ import annotations
 
-import functools
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,7 @@ import openvino.properties.hint as hints
 from pbh_worker import Runtime, WorkerError, required_options, run_worker
 from pbh_worker.channel import dtype_name
 from pbh_worker.clock import now, wait_until
+import openvino_capi as capi
 from openvino_precision import executed_precision, precision_hint
 
 HINTS = {"latency": hints.PerformanceMode.LATENCY, "throughput": hints.PerformanceMode.THROUGHPUT}
@@ -72,22 +74,104 @@ def _config(options: dict[str, Any], precision: ov.Type, profiling: bool) -> dic
     return config
 
 
+def _c_properties(options: dict[str, Any], precision: ov.Type) -> dict[str, str]:
+    """_config as the C API's strings, for the core that imports the compiled blob."""
+    c = {hints.performance_mode(): options["hint"].upper(), hints.inference_precision(): precision.get_type_name()}
+    if options.get("streams") is not None:
+        c[props.num_streams()] = "AUTO" if options["streams"] == "auto" else str(int(options["streams"]))
+    if options.get("threads") is not None:
+        c[props.inference_num_threads()] = str(int(options["threads"]))
+    return c
+
+
+# Read from both compiled models after the import: they must run the same way.
+_SAME_PROPERTIES = ("PERFORMANCE_HINT", "INFERENCE_PRECISION_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS", "OPTIMAL_NUMBER_OF_INFER_REQUESTS")
+
+
+def _as_c_string(value: Any) -> str:
+    """A property as the binding returns it, spelled as the C API's get_property does."""
+    if isinstance(value, ov.Type):
+        return value.get_type_name()
+    return str(getattr(value, "name", value))
+
+
+@dataclass(frozen=True)
+class _Witnessed:
+    """What the C API's compilation takes from the binding's: port shapes and the properties it must match."""
+
+    inputs: list[list[int] | None]
+    outputs: list[tuple[np.dtype, list[int] | None]]
+    properties: dict[str, str]
+
+    @staticmethod
+    def of(witness: ov.CompiledModel) -> "_Witnessed":
+        static = lambda port: [int(d) for d in port.get_shape()] if port.get_partial_shape().is_static else None  # noqa: E731
+        return _Witnessed(
+            [static(port) for port in witness.inputs],
+            [(np.dtype(port.get_element_type().to_dtype()), static(port)) for port in witness.outputs],
+            {key: _as_c_string(witness.get_property(key)) for key in _SAME_PROPERTIES},
+        )
+
+
+def _compiled_here(model_path: str, inputs: list[dict[str, Any]], device: str, c_props: dict[str, str], witnessed: _Witnessed) -> capi.CompiledModel:
+    """The model compiled through the C API, checked to run as the binding's compilation does."""
+    shapes = {spec["name"]: [int(d) for d in spec["shape"]] for spec in inputs if all(isinstance(d, int) for d in spec["shape"])}
+    input_shapes, outputs, expected = witnessed.inputs, witnessed.outputs, witnessed.properties
+    try:
+        compiled = capi.CompiledModel(model_path, shapes, device, c_props, input_shapes, outputs)
+    except WorkerError as e:
+        raise WorkerError("unsupported_model", f"OpenVINO's C API cannot compile {model_path} for {device}: {e}") from e
+    differ = [f"{key}: {value} vs {compiled.property(key)}" for key, value in expected.items() if compiled.property(key) != value]
+    if differ:
+        compiled.close()
+        raise WorkerError("runtime_error", f"OpenVINO's C API compiled {model_path} to run differently from the binding's compilation its facts were read from: {'; '.join(differ)}")
+    return compiled
+
+
+@dataclass(frozen=True)
+class _Input:
+    name: str
+    names: frozenset[str]
+    dtype: np.dtype
+    # One entry per dimension, None where it is dynamic; None for a dynamic rank.
+    dims: tuple[int | None, ...] | None
+    shown: str
+
+    @staticmethod
+    def of(port: Any) -> "_Input":
+        shape = port.get_partial_shape()
+        dims = tuple(d.get_length() if d.is_static else None for d in shape) if shape.rank.is_static else None
+        return _Input(port.get_any_name(), frozenset(port.get_names()), np.dtype(port.get_element_type().to_dtype()), dims, str(shape))
+
+    def checked(self, array: np.ndarray, what: str) -> np.ndarray:
+        fits = self.dims is None or (array.ndim == len(self.dims) and all(d is None or d == n for d, n in zip(self.dims, array.shape)))
+        if array.dtype != self.dtype or not fits:
+            raise WorkerError("bad_request", f"{what}: input {self.name!r} is {array.dtype}{list(array.shape)}, the compiled model takes {self.dtype}{self.shown}")
+        return array
+
+
 class OpenVINORuntime(Runtime):
     def __init__(self) -> None:
         self.core = ov.Core()
-        self.model: ov.Model | None = None
-        self.compiled: ov.CompiledModel | None = None
-        self.request: ov.InferRequest | None = None
-        self.outputs: list[tuple[str, Any]] = []
+        # The model file and the input shapes it was loaded with, for profile's own compilation.
+        self.source: tuple[str, list[dict[str, Any]]] = ("", [])
+        self.compiled: capi.CompiledModel | None = None
+        # `request` serves infer and bench; `session` only the resident calls, so its own inputs stay bound.
+        self.request: capi.Request | None = None
+        self.session: capi.Request | None = None
+        # The compiled model's inputs as the binding read them (plain values: a port would keep its model alive).
+        self.inputs: list[_Input] = []
+        self.position: dict[str, int] = {}
+        self.output_names: list[str] = []
+        self.concurrency = 1
         self.device = "CPU"
         self.options: dict[str, Any] = {}
         self.precision: ov.Type | None = None
         self.profiled: ov.CompiledModel | None = None
-        # The binding's own InferRequest.infer(inputs, share_outputs, decode_strings), below the Python wrapper.
-        self._infer: Any = None
-        # Per resident batch: its tensors in compiled input order, and the arrays they share memory with.
-        self.samples: list[tuple[ov.Tensor, ...]] = []
-        self._sample_arrays: list[dict[str, np.ndarray]] = []
+        # Per resident batch: its tensors in compiled input order (each keeps the array it shares memory with).
+        self.samples: list[tuple[capi.Tensor, ...]] = []
+        # The tensors last bound by infer: the request refers to their memory until the next bind.
+        self._bound: tuple[capi.Tensor, ...] = ()
 
     def hello(self) -> dict[str, Any]:
         devices = list(self.core.available_devices)
@@ -104,7 +188,39 @@ class OpenVINORuntime(Runtime):
         self.precision = precision_hint(precision)
         self.options = options
         self.device = str(options.get("device") or device).upper()
+        self.close()
+        # The binding's compilation is the witness its facts and executed precision are read from; released before
+        # the C API compiles the one that runs, so the two never hold the weights at once.
+        witness_start = time.perf_counter()
+        model = self._read(model_path, inputs)
+        try:
+            compiled = self.core.compile_model(model, self.device, _config(options, self.precision, profiling=False))
+        except RuntimeError as e:
+            raise WorkerError("unsupported_model", f"OpenVINO cannot compile {model_path} for {self.device}: {e}") from e
+        del model
+        reply = {
+            "inputs": [_spec(p) for p in compiled.inputs],
+            "outputs": [_spec(p) for p in compiled.outputs],
+            "facts": self._facts(compiled),
+            "precision": executed_precision(self.core, compiled, self.device, precision),
+            "threads": self._threads(compiled),
+        }
+        self.inputs = [_Input.of(port) for port in compiled.inputs]
+        self.position = {name: i for i, spec in enumerate(self.inputs) for name in spec.names}
+        self.output_names = [port.get_any_name() for port in compiled.outputs]
+        self.concurrency = int(compiled.get_property(props.optimal_number_of_infer_requests))
+        reply["facts"]["witness_compile_ms"] = (time.perf_counter() - witness_start) * 1000
+        witnessed = _Witnessed.of(compiled)
+        del compiled
         start = time.perf_counter()
+        self.compiled = _compiled_here(model_path, inputs, self.device, _c_properties(options, self.precision), witnessed)
+        compile_ms = (time.perf_counter() - start) * 1000
+        self.request = capi.Request(self.compiled)
+        self.session = capi.Request(self.compiled)
+        self.source = (model_path, inputs)
+        return {"compile_ms": compile_ms, **reply}
+
+    def _read(self, model_path: str, inputs: list[dict[str, Any]]) -> ov.Model:
         try:
             model = self.core.read_model(model_path)
         except RuntimeError as e:
@@ -120,29 +236,15 @@ class OpenVINORuntime(Runtime):
             if missing:
                 raise WorkerError("bad_request", f"{model_path} has no inputs named {missing} (it has {sorted(known)})")
             model.reshape(shapes)
-        try:
-            self.compiled = self.core.compile_model(model, self.device, _config(options, self.precision, profiling=False))
-        except RuntimeError as e:
-            raise WorkerError("unsupported_model", f"OpenVINO cannot compile {model_path} for {self.device}: {e}") from e
-        self.request = self.compiled.create_infer_request()
-        self._infer = super(ov.InferRequest, self.request).infer
-        compile_ms = (time.perf_counter() - start) * 1000
-        self.samples, self._sample_arrays = [], []
-        self.model = model
-        self.profiled = None
-        self.outputs = [(port.get_any_name(), port) for port in self.compiled.outputs]
-        return {
-            "compile_ms": compile_ms,
-            "inputs": [_spec(p) for p in self.compiled.inputs],
-            "outputs": [_spec(p) for p in self.compiled.outputs],
-            "facts": self._facts(),
-            "precision": executed_precision(self.core, self.compiled, self.device, precision),
-            "threads": self._threads(),
-        }
+        return model
 
-    def _facts(self) -> dict[str, Any]:
-        compiled = self.compiled
-        facts: dict[str, Any] = {"device": self.device, "requested": self.options, "compile_ms_covers": "read_model + reshape + compile_model"}
+    def _facts(self, compiled: ov.CompiledModel) -> dict[str, Any]:
+        facts: dict[str, Any] = {
+            "device": self.device,
+            "requested": self.options,
+            "compile_ms_covers": "the C API's read_model + reshape + compile_model (witness_compile_ms: the binding's compilation its facts are read from)",
+            "api": "OpenVINO C API through ctypes",
+        }
         for key, prop in [
             ("performance_hint", hints.performance_mode),
             ("num_streams", props.num_streams),
@@ -159,122 +261,91 @@ class OpenVINORuntime(Runtime):
             pass
         return facts
 
-    def _threads(self) -> int | None:
+    @staticmethod
+    def _threads(compiled: ov.CompiledModel) -> int | None:
         try:
-            threads = self.compiled.get_property(props.inference_num_threads)
+            threads = compiled.get_property(props.inference_num_threads)
         except RuntimeError:
             return None
         # 0 is OpenVINO's "not decided here" (devices that do not run host threads).
         return int(threads) if isinstance(threads, int) and threads > 0 else None
 
+    def _ordered(self, named: dict[str, np.ndarray], what: str) -> list[np.ndarray]:
+        """The arrays in compiled input order, each checked against its port (the C API reads their memory as is)."""
+        ordered: list[np.ndarray | None] = [None] * len(self.inputs)
+        for name, array in named.items():
+            i = self.position.get(name)
+            if i is None or ordered[i] is not None:
+                raise WorkerError("bad_request", f"{what}: input {name!r} is not one of the model's inputs {[spec.name for spec in self.inputs]} (or is fed twice)")
+            ordered[i] = self.inputs[i].checked(np.ascontiguousarray(array), what)
+        missing = [self.inputs[i].name for i, a in enumerate(ordered) if a is None]
+        if missing:
+            raise WorkerError("bad_request", f"{what} lacks inputs {missing}")
+        return [a for a in ordered if a is not None]
+
     def infer(self, inputs):
-        results = self.request.infer(inputs, share_inputs=True, share_outputs=True)
-        return {name: results[port] for name, port in self.outputs}
+        self._bound = self.compiled.tensors(self._ordered(inputs, "infer"))
+        self.request.bind(self._bound)
+        self.request.infer()
+        return dict(zip(self.output_names, self.request.read_outputs()))
 
     def load_samples(self, batches):
-        ports = list(self.compiled.inputs)
-        position = {name: i for i, port in enumerate(ports) for name in port.get_names()}
-        samples = []
-        for index, batch in enumerate(batches):
-            tensors: list[ov.Tensor | None] = [None] * len(ports)
-            for name, array in batch.items():
-                i = position.get(name)
-                if i is None or tensors[i] is not None:
-                    raise WorkerError("bad_request", f"resident batch {index}: input {name!r} is not one of the model's inputs {[p.get_any_name() for p in ports]} (or is fed twice)")
-                tensors[i] = ov.Tensor(self._checked(ports[i], array, index), shared_memory=True)
-            missing = [ports[i].get_any_name() for i, t in enumerate(tensors) if t is None]
-            if missing:
-                raise WorkerError("bad_request", f"resident batch {index} lacks inputs {missing}")
-            samples.append(tuple(tensors))
-        self.samples, self._sample_arrays = samples, batches
-
-    @staticmethod
-    def _checked(port: Any, array: np.ndarray, index: int) -> np.ndarray:
-        expected = np.dtype(port.get_element_type().to_dtype())
-        shape = port.get_partial_shape()
-        if array.dtype != expected or (shape.is_static and list(array.shape) != list(port.get_shape())):
-            raise WorkerError(
-                "bad_request",
-                f"resident batch {index}: input {port.get_any_name()!r} is {array.dtype}{list(array.shape)}, the compiled model takes {expected}{shape}",
-            )
-        return array
+        self.samples = [self.compiled.tensors(self._ordered(batch, f"resident batch {index}")) for index, batch in enumerate(batches)]
 
     def run_sample(self, index):
         self.sample_call(index)()
 
     def sample_call(self, index):
-        tensors = self.samples[index]
-        if len(tensors) == 1:
-            # The binding binds and infers in one C++ call; partial spares the Python frame around it.
-            return functools.partial(self._infer, tensors[0], True, True)
-        bind, infer = self.request.set_input_tensor, self._infer
-
-        def run() -> None:
-            for port, tensor in enumerate(tensors):
-                bind(port, tensor)
-            infer({}, True, True)
-
-        return run
+        return self.session.call(self.samples[index])
 
     def max_concurrency(self):
-        return int(self.compiled.get_property(props.optimal_number_of_infer_requests))
+        return self.concurrency
 
     def run_schedule(self, batches, arrivals_ns, concurrency):
-        queue = ov.AsyncInferQueue(self.compiled, concurrency)
-        # The binding's start_async(Tensor | {port: Tensor}, userdata), below the Python wrapper's data dispatch.
-        start_async = super(ov.AsyncInferQueue, queue).start_async
-        next_idle = queue.get_idle_request_id
-        inputs = [tensors[0] if len(tensors) == 1 else dict(enumerate(tensors)) for tensors in self.samples]
         issued = [0] * len(batches)
         completed = [0] * len(batches)
 
-        def done(_request: Any, query: int) -> None:
+        def done(query: int) -> None:
             completed[query] = now()
 
-        queue.set_callback(done)
+        pool = capi.AsyncQueue(self.compiled, concurrency, done)
+        samples = self.samples
         start = now()
         for query, (batch, arrival) in enumerate(zip(batches, arrivals_ns)):
             due = start + arrival
             if now() < due:
                 wait_until(due)
             # FIFO: the query waits for a free request after it is due; the issue time is after both waits.
-            next_idle()
+            slot = pool.next_idle()
             issued[query] = now()
-            start_async(inputs[batch], query)
-        queue.wait_all()
+            pool.start(slot, samples[batch], query)
+        pool.wait_all()
         return [t - start for t in issued], [t - start for t in completed]
 
     def bench(self, inputs, iterations):
+        tensors = self.compiled.tensors(self._ordered(inputs, "bench"))
         if self.options["hint"] == "throughput":
-            return self._bench_queue(inputs, iterations)
-        request, infer = self.request, self._infer
-        for name, array in inputs.items():
-            request.set_tensor(name, ov.Tensor(array, shared_memory=True))
-        timings = []
-        for _ in range(iterations):
-            infer({}, True, True)
-            # latency is in ms, a double: ns precision survives the round.
-            timings.append(round(request.latency * 1e6))
-        return timings
+            return self._bench_queue(tensors, iterations)
+        self._bound = tensors
+        self.request.bind(tensors)
+        return self.request.timed_infer(iterations)
 
-    def _bench_queue(self, inputs, iterations):
-        jobs = int(self.compiled.get_property(props.optimal_number_of_infer_requests))
-        queue = ov.AsyncInferQueue(self.compiled, jobs)
-        for i in range(jobs):
-            for name, array in inputs.items():
-                queue[i].set_tensor(name, ov.Tensor(array, shared_memory=True))
+    def _bench_queue(self, tensors, iterations):
         completions: list[int] = []
-        queue.set_callback(lambda _request, _userdata: completions.append(time.perf_counter_ns()))
+        pool = capi.AsyncQueue(self.compiled, self.concurrency, lambda _query: completions.append(time.perf_counter_ns()))
+        for request in pool.requests:
+            request.bind(tensors)
         start = time.perf_counter_ns()
         for _ in range(iterations):
-            queue.start_async()
-        queue.wait_all()
+            pool.start(pool.next_idle(), None, None)
+        pool.wait_all()
         completions.sort()
         return [b - a for a, b in zip([start, *completions[:-1]], completions)]
 
     def profile(self, inputs, iterations):
         if self.profiled is None:
-            self.profiled = self.core.compile_model(self.model, self.device, _config(self.options, self.precision, profiling=True))
+            model = self._read(*self.source)
+            self.profiled = self.core.compile_model(model, self.device, _config(self.options, self.precision, profiling=True))
         request = self.profiled.create_infer_request()
         for name, array in inputs.items():
             request.set_tensor(name, ov.Tensor(array, shared_memory=True))
@@ -306,10 +377,12 @@ class OpenVINORuntime(Runtime):
         return shapes
 
     def close(self) -> None:
-        self.request = self._infer = None
+        self.samples, self._bound = [], ()
+        self.request = self.session = None
+        if self.compiled is not None:
+            self.compiled.close()
         self.compiled = None
         self.profiled = None
-        self.samples, self._sample_arrays = [], []
 
 
 if __name__ == "__main__":
