@@ -7,10 +7,12 @@
 //   headline    what Profiles rank engines by: a single-stream session run in the worker (runClosedLoop, as the
 //               harness drives it) over the resident batches, its `engine` timer around the runtime's call per query
 //   transport   the boundary a Profile keeps beside it: the harness's probe after the sessions, one header-only
-//               `run` per resident batch, predict - engine; and of ordinary predict() calls, which carry the batch
-//               there and the outputs back
+//               `run` per resident batch (through the shared-page doorbell while the worker polls it), predict -
+//               engine; and, for scale only, of ordinary predict() calls, which carry the batch there and the outputs
+//               back and which only the accuracy pass uses (no timed boundary)
 //   floor       a bare Node <-> Python one-line ping-pong (os.read/os.write, no PBH code): two process wake-ups
-//   bytes       load_samples of a 64 MiB performance set (squeezenet batches): GB/s after the 30 µs allowance
+//   bytes       load_samples of a 64 MiB performance set (squeezenet batches): GB/s after the 30 µs allowance, beside
+//               a copy of as many bytes into fresh memory within one process (its floor here: first-touch faults)
 // Every figure is a per-batch p50 in µs: the median over rounds of each round's p50.
 // Needs `npm run build`, the venv (npx pbh doctor --fix) and the bundled suite (npm run generate).
 // Knobs: THREADS (2), ROUNDS (3), BUDGET_S (1: seconds per figure per round, which sets each case's iterations and
@@ -158,6 +160,17 @@ async function bytesRate(c, model) {
   return (copies * perBatch) / seconds / 1e9;
 }
 
+/**
+ * GB/s of a copy of BYTES_SET into freshly allocated memory in this process: the first touch of new pages, which
+ * any transfer into a new resident set pays on the receiving side, whatever carries the bytes.
+ */
+function freshCopyRate() {
+  const source = Buffer.alloc(BYTES_SET, 1);
+  const start = process.hrtime.bigint();
+  source.copy(Buffer.allocUnsafeSlow(BYTES_SET));
+  return BYTES_SET / (Number(process.hrtime.bigint() - start) / 1e9) / 1e9;
+}
+
 /** A bare Node <-> Python line ping-pong, the two wake-ups any pipe round trip costs here: p50 µs. */
 async function pingPongFloor(iterations) {
   const child = spawn(python, ['-c', 'import os\nwhile True:\n    b = os.read(0, 65536)\n    if not b: break\n    os.write(1, b"{}\\n")'], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -217,8 +230,10 @@ for (const name of ENGINES) {
 
 const load = [readFileSync('/proc/loadavg', 'utf8').trim()];
 const floors = [];
+const freshCopies = [];
 for (let r = 0; r < ROUNDS; r++) {
   floors.push(await pingPongFloor(2000));
+  freshCopies.push(freshCopyRate());
   for (const cell of cells) {
     const round = {};
     const runTool = async () => Object.assign(round, { tool: await cell.tool.run(cell.c.iters) });
@@ -241,7 +256,7 @@ const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
 console.log(`\nbench:native ${new Date().toISOString().slice(0, 10)}, ${cpu} (${os.cpus().length} logical CPUs), threads=${THREADS}, rounds=${ROUNDS}, node ${process.version}`);
 console.log(`load average (1, 5, 15 min) at the start and after each round: ${load.map((l) => l.split(' ').slice(0, 3).join(' ')).join(' | ')}`);
 console.log('per-batch p50 in µs (median over rounds); ratio = tool time / model-only time (the throughput ratio)\n');
-console.log('| engine | case | tool | tool µs | model-only µs | model-only/tool ≥ 0.97 | headline µs: in-worker session engine p50 (− model-only ≤ 5 or 3%) | transport µs: run probe, predict − engine ≤ 30 | predict() transport µs ≤ 30 + bytes at 2 GB/s | targets |');
+console.log('| engine | case | tool | tool µs | model-only µs | model-only/tool ≥ 0.97 | headline µs: in-worker session engine p50 (− model-only ≤ 5 or 3%) | transport µs: run probe, predict − engine ≤ 30 | predict() transport µs (accuracy pass only: in no boundary; 30 + bytes at 2 GB/s for scale) | targets |');
 console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---|');
 // Comparisons are paired per round (tool and PBH measured next to each other), then the median over rounds.
 const derived = {
@@ -261,7 +276,6 @@ for (const cell of cells) {
     ['model-only', ratio >= MODEL_ONLY_MIN_RATIO],
     ['headline', headlineOver <= overLimit],
     ['run transport', transport <= TRANSPORT_US],
-    ['predict transport', inferTransport <= inferLimit],
   ];
   const missed = checks.filter(([, ok]) => !ok).map(([what]) => what);
   missedAny ||= missed.length > 0;
@@ -277,6 +291,7 @@ for (const cell of cells.filter((x) => x.gbps.length)) {
   missedAny ||= gbps < TRANSPORT_BYTES_PER_S / 1e9;
   console.log(`load_samples of ${BYTES_SET >> 20} MiB (${cell.c.label} batches), ${cell.name}: ${fmt(gbps, 2)} GB/s after the 30 µs allowance, target ≥ 2 (rounds: ${cell.gbps.map((g) => fmt(g, 2)).join(' ')})`);
 }
+console.log(`a copy of ${BYTES_SET >> 20} MiB into fresh memory in one process (the first touch any new resident set pays): ${fmt(median(freshCopies), 2)} GB/s (rounds: ${freshCopies.map((g) => fmt(g, 2)).join(' ')})`);
 console.log(`\nThe engine tolerance is 5 µs, or 3% of model-only where that is more. targets: ${missedAny ? 'MISSED (see the last column and the lines above)' : 'all met'}`);
 console.log('\nper round: model-only/tool | headline − model-only µs | run transport µs');
 for (const cell of cells) {

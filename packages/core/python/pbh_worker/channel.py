@@ -71,6 +71,10 @@ class Channel:
         self._reader = reader
         self._writer = writer
 
+    def fileno(self) -> int:
+        """The request stream's descriptor (to poll it; reads go through read_line)."""
+        return self._reader.fileno()
+
     def read_line(self) -> bytes | None:
         """The next request's header line (ending in a newline), or None at end of input (the parent closed stdin or died)."""
         line = self._reader.readline(MAX_HEADER_BYTES + 1)

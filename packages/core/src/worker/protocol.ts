@@ -12,8 +12,10 @@ import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
  *    `max_concurrency`.
  * 5: `generate` and `score_text` (a language model's decode loop and perplexity in the worker); the fast `run` reply
  *    leaves out `rss_peak_bytes` (optional in every reply; the client reads either spelling).
+ * 6: `run` may carry `seq` and come through a shared page as well (PBH_DOORBELL, doorbell.ts); `hello` answers
+ *    `doorbell`.
  */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 export const COMMANDS = ['hello', 'load', 'load_samples', 'run', 'run_closed_loop', 'run_schedule', 'generate', 'score_text', 'infer', 'bench', 'profile', 'close'] as const;
 export type Command = (typeof COMMANDS)[number];
@@ -49,6 +51,8 @@ export const helloReplySchema = z.looseObject({
   version: z.string(),
   devices: z.array(z.string()),
   details: z.record(z.string(), z.string()).optional(),
+  /** Whether the worker mapped the client's shared page and answers `run` through it too (doorbell.ts). */
+  doorbell: z.boolean(),
 });
 export type HelloReply = z.infer<typeof helloReplySchema>;
 

@@ -123,6 +123,34 @@ describe('resident batches: load_samples and run', () => {
     expect(general.header.rss_peak_bytes).toBeGreaterThan(1_000_000);
   });
 
+  it('answers back-to-back runs through the shared page, and a run that outlasts the wait there once, on the frame stream', async () => {
+    const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, label: 'echo worker' });
+    clients.push(client);
+    const hello = await client.call('hello');
+    expect(hello.header.doorbell).toBe(true);
+    // The 24th run kills it: each run below must run once, however it is answered.
+    await client.call('load', { model_path: '/m.onnx', batch_size: 2, device: 'cpu', options: { mode: 'busy_value', die_after_runs: 23 }, inputs: [], precision: 'fp32' });
+    const resident = batches(4, 3).flatMap((b) => Object.entries(b).map(([name, t]) => ({ name, ...t })));
+    await client.call('load_samples', { batches: 4 }, resident);
+    // The first run goes as a frame (the worker polls only after a run); how many of the rest reach the page depends
+    // on how busy the machine is, but back to back some do.
+    for (let i = 0; i < 20; i++) expect(await client.run(0)).toBeLessThan(3e6);
+    const throughPage = client.runsThroughDoorbell;
+    expect(throughPage).toBeGreaterThanOrEqual(1);
+    expect(throughPage).toBeLessThanOrEqual(19);
+    // Batch 3 spins 9 ms, past the page's wait (1.5 times the fastest run + 1 ms): the client sends it as a frame too.
+    expect(await client.run(3)).toBeGreaterThanOrEqual(9e6);
+    expect(client.runsThroughDoorbell).toBe(throughPage);
+    // A frame ends the polling; the page still holds an older request, which the worker must not run again.
+    await client.call('load_samples', { batches: 4 }, resident);
+    expect(await client.run(0)).toBeLessThan(3e6);
+    expect(await client.run(0)).toBeLessThan(3e6);
+    expect(client.running).toBe(true);
+    const dying = await client.run(1).catch((e: unknown) => e);
+    expect(dying).toBeInstanceOf(WorkerCrashedError);
+    expect((dying as Error).message).toContain('echo_worker: dying after 23 runs');
+  });
+
   it('a worker that dies mid-session rejects the run with its exit and stderr, and is gone', async () => {
     const model = await echoModel({ die_after_runs: 5 });
     await model.loadResident!(batches(3));
@@ -151,6 +179,20 @@ describe('resident batches: load_samples and run', () => {
     await model.dispose();
     prepared.length = 0;
     expect(liveWorkerCount()).toBe(0);
+  });
+
+  it('a run that hangs after runs answered through the shared page is killed at the infer timeout', async () => {
+    const model = await echoModel({ mode: 'busy_value' }, { infer: 1_000 });
+    // Batch 1 spins 60 s.
+    await model.loadResident!([...batches(1), ...batches(2, 60_000).slice(1)]);
+    for (let i = 0; i < 5; i++) await model.runResident!(0);
+    const pid = model.pid!();
+    const started = performance.now();
+    const error = await model.runResident!(1).catch((e: unknown) => e);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(error).toBeInstanceOf(WorkerTimeoutError);
+    expect((error as Error).message).toContain('"run"');
+    expect(await waitUntilGone(pid)).toBe(true);
   });
 
   it('measures the transport of a resident run (predict - engine) for a header-only round trip', async () => {
