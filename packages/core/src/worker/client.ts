@@ -21,7 +21,7 @@ const RESERVED_FIELDS = ['id', 'cmd', 'tensors'] as const;
  * The client polls until the fastest run seen times this, plus DOORBELL_SLACK_NS, then sends the run on the frame
  * stream (a worker that died or hangs is then seen there; a slow run costs one wake-up more).
  */
-const DOORBELL_BUDGET_SHARE = 1.5;
+const DOORBELL_BUDGET_SHARE = 3;
 const DOORBELL_SLACK_NS = 1_000_000;
 /**
  * Of the fastest run seen, the share the client sleeps before polling: a long run then shares its cores with the

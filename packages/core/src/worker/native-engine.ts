@@ -73,6 +73,8 @@ export interface NativePreparedModel extends PreparedModel {
    * cost; its difference to resident runs is what waiting on the pipe costs the runtime's next call.
    */
   benchResident(iterations: number): Promise<ModelOnlyBench>;
+  /** Resident runs answered through the shared-page doorbell so far (the rest went as frames). */
+  runsThroughDoorbell(): number;
 }
 
 /** An Engine whose `prepare()` says it returns the native model (with benchResident). */
@@ -290,6 +292,8 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
       },
 
       pid: () => client.pid ?? -1,
+
+      runsThroughDoorbell: () => client.runsThroughDoorbell,
 
       diagnostics: () => client.stderrTail(),
 

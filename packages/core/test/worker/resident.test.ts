@@ -138,7 +138,7 @@ describe('resident batches: load_samples and run', () => {
     const throughPage = client.runsThroughDoorbell;
     expect(throughPage).toBeGreaterThanOrEqual(1);
     expect(throughPage).toBeLessThanOrEqual(19);
-    // Batch 3 spins 9 ms, past the page's wait (1.5 times the fastest run + 1 ms): the client sends it as a frame too.
+    // Batch 3 spins 9 ms, past the page's wait (3 times the fastest run + 1 ms): the client sends it as a frame too.
     expect(await client.run(3)).toBeGreaterThanOrEqual(9e6);
     expect(client.runsThroughDoorbell).toBe(throughPage);
     // A frame ends the polling; the page still holds an older request, which the worker must not run again.
