@@ -5,11 +5,11 @@ PBH's worker receives them), "precision", "scenario" ("single_stream" | "server"
 "min_query_count", "target_qps"?, "latency_bound_ms"?, "out_dir"}. The system under test is the OpenVINORuntime class
 of packages/engine-openvino/python/openvino_worker.py, loaded and compiled by its own `load`, its resident samples
 wrapped by its own `load_samples` (LoadGen's LoadSamplesToRam), so LoadGen times the same infer path PBH's worker does:
-- single stream: issue_queries runs `run_sample` (the call PBH's `engine` timer covers) and completes the sample
-  right after, on LoadGen's issue thread;
-- server: an AsyncInferQueue of the model's OPTIMAL_NUMBER_OF_INFER_REQUESTS requests over the same resident
-  tensors, as the worker's run_schedule builds it; each query is started on LoadGen's issue thread (waiting for a
-  free request there, GIL released) and completed from the queue's callback.
+- single stream: issue_queries runs the sample's pre-bound `sample_call` (the call PBH's `engine` timer covers) and
+  completes the sample right after, on LoadGen's issue thread;
+- server: the model's OPTIMAL_NUMBER_OF_INFER_REQUESTS C API requests over the same resident tensors, as the
+  worker's run_schedule builds them (openvino_capi.AsyncQueue); each query is started on LoadGen's issue thread
+  (waiting for a free request there, GIL released) and completed from the request's callback.
 Writes LoadGen's logs to out_dir and out_dir/result.json: the summary's percentiles (ns, nearest rank), its
 validity and the queries it counted.
 """
@@ -27,7 +27,7 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(root, "packages", "core", "python"), os.path.join(root, "packages", "engine-openvino", "python")]
 
 import mlperf_loadgen as lg  # noqa: E402 - after the path set-up, like the worker's own imports
-import openvino as ov  # noqa: E402
+import openvino_capi as capi  # noqa: E402
 from openvino_worker import OpenVINORuntime  # noqa: E402
 
 SCENARIOS = {"single_stream": lg.TestScenario.SingleStream, "server": lg.TestScenario.Server}
@@ -43,33 +43,31 @@ def main() -> None:
     runtime.load(request["model"], 1, "cpu", request["options"], spec, request["precision"])
     # Sample index -> position in the runtime's resident set, filled by LoadGen's load callback.
     position: dict[int, int] = {}
+    calls: list = []
 
     def load_samples(indices: list[int]) -> None:
         position.clear()
         position.update({index: i for i, index in enumerate(indices)})
         runtime.load_samples([{"input": np.ascontiguousarray(data[index : index + 1])} for index in indices])
+        calls[:] = [runtime.sample_call(i) for i in range(len(indices))]
 
     def unload_samples(_indices: list[int]) -> None:
         position.clear()
 
     if request["scenario"] == "single_stream":
-        run = runtime.run_sample
         complete = lg.QuerySamplesComplete
         response = lg.QuerySampleResponse
 
         def issue(samples: list) -> None:
             for sample in samples:
-                run(position[sample.index])
+                calls[position[sample.index]]()
                 complete([response(sample.id, 0, 0)])
     else:
-        queue = ov.AsyncInferQueue(runtime.compiled, runtime.max_concurrency())
-        start_async = super(ov.AsyncInferQueue, queue).start_async
-        queue.set_callback(lambda _request, sample_id: lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, 0, 0)]))
+        pool = capi.AsyncQueue(runtime.compiled, runtime.max_concurrency(), lambda sample_id: lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, 0, 0)]))
 
         def issue(samples: list) -> None:
             for sample in samples:
-                tensors = runtime.samples[position[sample.index]]
-                start_async(tensors[0] if len(tensors) == 1 else dict(enumerate(tensors)), sample.id)
+                pool.start(pool.next_idle(), runtime.samples[position[sample.index]], sample.id)
 
     settings = lg.TestSettings()
     settings.scenario = SCENARIOS[request["scenario"]]
@@ -92,7 +90,7 @@ def main() -> None:
     lg.DestroyQSL(qsl)
     lg.DestroySUT(sut)
     if request["scenario"] == "server":
-        queue.wait_all()
+        pool.wait_all()
 
     summary = open(os.path.join(request["out_dir"], "mlperf_log_summary.txt")).read()
     percentiles = {float(p): int(ns) for p, ns in PERCENTILE.findall(summary)}
