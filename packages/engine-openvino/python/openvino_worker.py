@@ -5,21 +5,22 @@ Every call after load goes through OpenVINO's C API (openvino_capi.py), not the 
 - load: INFERENCE_PRECISION_HINT is always set from the requested precision: the CPU plugin's own default is bf16
   wherever the CPU has AMX or AVX-512 BF16, which would change the numbers with the machine. The binding compiles the
   model, and what executed is read back through it (openvino_precision.py): the compiled model's
-  INFERENCE_PRECISION_HINT and the runtime precision of every compute op. Its export is then imported through the C
-  API with the same properties, the two compiled models' properties are compared (a difference is an error), and the
-  binding's compiled model is released: the worker holds one.
+  INFERENCE_PRECISION_HINT and the runtime precision of every compute op. That compilation is released, then the C API
+  reads, reshapes and compiles the model with the same properties, and the two compilations' properties are compared
+  (a difference is an error): the worker never holds two compiled models.
 - infer: one request; each input wrapped as a tensor over the array's memory, outputs copied out.
 - load_samples: each resident batch's arrays wrapped once as C API tensors over their own memory, in the compiled
   model's input order, after checking names, element types and shapes against it.
 - run_sample / sample_call (the `engine` boundary of resident runs, timed by the loop around the pre-bound call):
-  ov_infer_request_set_input_tensor_by_index per input, then ov_infer_request_infer; outputs of a static shape land
-  in buffers bound to the request once (a C++ deployment's own output buffers), dynamic ones stay in the request.
-  That is what a deployment pays per request when its inputs are already OpenVINO tensors.
+  inputs of at most capi.COPY_BYTES a batch copied into the request's own input tensors, larger ones bound
+  (ov_infer_request_set_input_tensor_by_index), then ov_infer_request_infer; outputs of a static shape land in buffers
+  bound to the request once (a C++ deployment's own output buffers), dynamic ones stay in the request. That is what
+  a deployment pays per request when its inputs are already in memory.
 - max_concurrency: the compiled model's OPTIMAL_NUMBER_OF_INFER_REQUESTS (1 with hint=latency; with hint=throughput
   one per stream, the streams chosen by the hint unless options.streams sets them).
 - run_schedule: `concurrency` requests started with start_async over the resident tensors. Per query: wait until due
   (pbh_worker.clock: sleep, then spin the last 200 us), wait for an idle request (GIL released), take the issue
-  time, bind the batch's tensors and start. The completion time is taken in the request's callback, on OpenVINO's
+  time, copy or bind the batch's inputs (as run_sample does) and start. The completion time is taken in the request's callback, on OpenVINO's
   thread, as soon as it finishes.
 - bench, hint=latency: the request on one resident input, bound once (as benchmark_app does), a perf_counter_ns
   clock around each ov_infer_request_infer.
@@ -75,7 +76,7 @@ def _config(options: dict[str, Any], precision: ov.Type, profiling: bool) -> dic
 
 
 def _c_properties(options: dict[str, Any], precision: ov.Type) -> dict[str, str]:
-    """_config as the C API's strings, for the core that imports the compiled blob."""
+    """_config as the C API's strings, for its compilation of the model."""
     c = {hints.performance_mode(): options["hint"].upper(), hints.inference_precision(): precision.get_type_name()}
     if options.get("streams") is not None:
         c[props.num_streams()] = "AUTO" if options["streams"] == "auto" else str(int(options["streams"]))
@@ -84,7 +85,7 @@ def _c_properties(options: dict[str, Any], precision: ov.Type) -> dict[str, str]
     return c
 
 
-# Read from both compiled models after the import: they must run the same way.
+# Read from both compilations: they must run the same way.
 _SAME_PROPERTIES = ("PERFORMANCE_HINT", "INFERENCE_PRECISION_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS", "OPTIMAL_NUMBER_OF_INFER_REQUESTS")
 
 
