@@ -69,8 +69,8 @@ export interface NativeEngineOptions {
 export interface NativePreparedModel extends PreparedModel {
   /**
    * `run`'s timing of the resident batches in turn, back to back in the worker: the `engine` boundary without a
-   * round trip (and the idle wait on the pipe) between runs. Its difference to `bench` is the worker's own per-call
-   * cost; its difference to resident runs is what waiting on the pipe costs the runtime's next call.
+   * round trip (and the idle wait it brings) between runs. Its difference to `bench` is the worker's own per-call
+   * cost; its difference to resident runs is what waiting between runs costs the runtime's next call.
    */
   benchResident(iterations: number): Promise<ModelOnlyBench>;
   /** Resident runs answered through the shared-page doorbell so far (the rest went as frames). */
