@@ -1,8 +1,9 @@
 """`run` through shared memory: the client's file (PBH_DOORBELL, under /dev/shm) mapped here, both sides polling it.
 
 A round trip through the frame stream costs two process wake-ups (37-62 us on a VM, docs/worker-protocol.md); polling
-a shared page costs neither while both processes are running. After answering a `run`, the worker polls the page for
-IDLE_NS for the next one (saying so in word 6), then goes back to blocking on the frame stream. The client writes a
+a shared page costs neither while both processes are running. After answering a `run` of at most POLL_AFTER_NS, the
+worker polls the page for IDLE_NS for the next one (saying so in word 6), then goes back to blocking on the frame
+stream. The client writes a
 request there only while word 6 says the worker polls, waits a bounded time, and otherwise sends the same run, with
 the same `seq`, on the frame stream: a `seq` served here is answered there from what it measured, never run twice.
 
@@ -21,9 +22,12 @@ from typing import Callable
 
 MAGIC = 0x5042485F444F4F52
 IDLE_NS = 20_000_000
+# Polls only after runs this short (the client's DOORBELL_MAX_RUN_NS): longer ones go as frames, since a client
+# polling through them competes with the runtime's threads for the cores.
+POLL_AFTER_NS = 200_000
 # Failed runs answer engine_ns -1: the client sends the run on the frame stream, where its error reply goes.
 FAILED = -1
-_POLL_EVERY = 256
+_POLL_EVERY = 64
 _WORDS = 7
 
 
@@ -41,9 +45,11 @@ class Doorbell:
         self.served_seq = 0
         self.served_ns = 0
 
-    def announce(self) -> None:
-        """Says the worker polls the page (it does once its reply is written; poll() clears it when it stops)."""
-        self._words[6] = 1
+    def announce(self, engine_ns: int) -> bool:
+        """Says the worker polls the page after this run, if it was short enough; poll() clears it when it stops."""
+        polls = 0 <= engine_ns <= POLL_AFTER_NS
+        self._words[6] = 1 if polls else 0
+        return polls
 
     def answered(self, seq: int, engine_ns: int) -> None:
         self.served_seq, self.served_ns = seq, engine_ns
@@ -53,7 +59,6 @@ class Doorbell:
         words, clock = self._words, time.perf_counter_ns
         idle_until = clock() + IDLE_NS
         turns = 0
-        words[6] = 1
         while True:
             index, seq, check = words[0], words[1], words[2]
             # Newer only: the words keep the last request written, which may predate runs sent as frames since.
@@ -67,8 +72,14 @@ class Doorbell:
                     self.served_seq = seq
                     self.served_ns = FAILED
                     return
+                long_run = engine_ns > POLL_AFTER_NS
+                if long_run:
+                    # Before the reply: the client that reads it must find the page unwatched for the next run.
+                    words[6] = 0
                 self._reply(engine_ns, seq)
                 self.answered(seq, engine_ns)
+                if long_run:
+                    return
                 idle_until = clock() + IDLE_NS
                 continue
             turns += 1

@@ -93,6 +93,8 @@ class _Dispatcher:
         self.max_concurrency = 1
         # The shared page `run` may also come through (doorbell.py), when the client made one.
         self.doorbell: Doorbell | None = None
+        # Whether the worker polls the page after the run it just answered on the stream.
+        self.polls = False
 
     def handle(self, header: dict[str, Any], tensors: list[tuple[str, np.ndarray]]) -> tuple[dict[str, Any], dict[str, np.ndarray] | None]:
         cmd = header["cmd"]
@@ -356,7 +358,7 @@ def _serve(channel: Channel, dispatcher: _Dispatcher) -> int:
                 seq = int(run[3]) if run[3] is not None else None
                 if _answer(channel, request_id, _write_run, channel, dispatcher, request_id, int(run[2]), seq):
                     return 1
-                if doorbell is not None and seq is not None:
+                if doorbell is not None and seq is not None and dispatcher.polls:
                     doorbell.poll(dispatcher.run)
                 continue
             header, tensors = channel.read_request(line)
@@ -372,6 +374,7 @@ def _serve(channel: Channel, dispatcher: _Dispatcher) -> int:
 
 def _write_run(channel: Channel, dispatcher: _Dispatcher, request_id: int, index: int, seq: int | None) -> None:
     doorbell = dispatcher.doorbell
+    dispatcher.polls = False
     if doorbell is not None and seq is not None and seq == doorbell.served_seq and doorbell.served_ns != FAILED:
         # Answered on the doorbell already (the client gave up waiting there): the same measurement, not a second run.
         engine_ns = doorbell.served_ns
@@ -381,7 +384,7 @@ def _write_run(channel: Channel, dispatcher: _Dispatcher, request_id: int, index
             doorbell.answered(seq, engine_ns)
     if doorbell is not None and seq is not None:
         # Polling is announced before the reply: a client that reads this reply then finds the page watched.
-        doorbell.announce()
+        dispatcher.polls = doorbell.announce(engine_ns)
     channel.write_bytes(_RUN_REPLY % (request_id, engine_ns))
 
 

@@ -24,11 +24,13 @@ const RESERVED_FIELDS = ['id', 'cmd', 'tensors'] as const;
 const DOORBELL_BUDGET_SHARE = 3;
 const DOORBELL_SLACK_NS = 1_000_000;
 /**
- * Of the fastest run seen, the share the client sleeps before polling: a long run then shares its cores with the
- * client's polling only for its end, and the client is polling, not asleep, when the answer comes (waking a vCPU
- * that went idle costs a few hundred µs here).
+ * Runs whose fastest so far took longer go as frames (pbh_worker/doorbell.py POLL_AFTER_NS, the same bound): the
+ * client polls through the whole run, and beside a runtime whose threads fill every core that polling slowed runs of
+ * ~0.5 ms to several (`pbh run` of digits b32 on OpenVINO, two threads on two vCPUs), while the two wake-ups of a
+ * frame cost little next to such a run. Sleeping through part of it is no way out: a timed sleep overshoots by
+ * 80-220 µs here.
  */
-const DOORBELL_SLEEP_SHARE = 0.8;
+const DOORBELL_MAX_RUN_NS = 200_000;
 
 export interface WorkerSpawnOptions {
   /** Python interpreter (usually the project venv's, see `findVenvPython`). */
@@ -98,7 +100,7 @@ export class WorkerClient implements Killable {
   private readonly doorbell = Doorbell.create();
   private doorbellOpen = false;
   private runSeq = 0;
-  /** The fastest run of the resident set now loaded, in ns: paces the doorbell's sleep and budget. */
+  /** The fastest run of the resident set now loaded, in ns: whether the doorbell is used, and its budget. */
   private fastestRunNs = Infinity;
   private doorbellAnswers = 0;
 
@@ -213,11 +215,11 @@ export class WorkerClient implements Killable {
     const seq = ++this.runSeq;
     const bell = this.doorbell;
     // Only an index the page can carry; anything else goes as a frame, whose reply says what is wrong with it.
-    if (bell && Number.isSafeInteger(index) && index >= 0 && this.doorbellOpen && this.pending.size === 0 && !this.exit && bell.polled()) {
-      const fastest = Number.isFinite(this.fastestRunNs) ? this.fastestRunNs : 0;
+    const short = this.fastestRunNs <= DOORBELL_MAX_RUN_NS;
+    if (bell && short && Number.isSafeInteger(index) && index >= 0 && this.doorbellOpen && this.pending.size === 0 && !this.exit && bell.polled()) {
       bell.ring(index, seq);
-      const until = process.hrtime.bigint() + BigInt(Math.round(fastest * DOORBELL_BUDGET_SHARE + DOORBELL_SLACK_NS));
-      const engineNs = bell.await(seq, fastest * DOORBELL_SLEEP_SHARE, until);
+      const until = process.hrtime.bigint() + BigInt(Math.round(this.fastestRunNs * DOORBELL_BUDGET_SHARE + DOORBELL_SLACK_NS));
+      const engineNs = bell.await(seq, until);
       if (engineNs !== undefined) {
         this.doorbellAnswers++;
         return this.ran(Number(engineNs));

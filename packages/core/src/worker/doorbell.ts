@@ -4,8 +4,9 @@ import { join } from 'node:path';
 
 /**
  * `run` through a shared page (the worker's side: pbh_worker/doorbell.py). A round trip through the frame stream
- * costs two process wake-ups (37-62 µs on a VM); here the worker polls the page for a while after each run, and
- * the client, which knows when it does, writes the request there and polls for the reply, so neither side sleeps.
+ * costs two process wake-ups (37-62 µs on a VM); here the worker polls the page for a while after each short run,
+ * and the client, which knows when it does, writes the request there and polls for the reply, so neither side
+ * sleeps.
  *
  * The page, little-endian int64 words: 0-2 the request (index, seq, check), 3-5 the reply (engine_ns, seq, check),
  * 6 whether the worker polls it now; a check is MAGIC ^ the two words before it, so a torn or reordered read is
@@ -24,8 +25,6 @@ export class Doorbell {
   private readonly requestBytes = new Uint8Array(this.request.buffer);
   private readonly reply = new BigInt64Array(4);
   private readonly replyBytes = new Uint8Array(this.reply.buffer);
-  /** A short sleep for Atomics.wait, which is the only way to sleep below a millisecond on Node's main thread. */
-  private readonly sleeper = new Int32Array(new SharedArrayBuffer(4));
 
   /** A fresh zeroed page under /dev/shm (else the temp folder), or undefined where none can be made. */
   static create(): Doorbell | undefined {
@@ -77,13 +76,11 @@ export class Doorbell {
   }
 
   /**
-   * Waits for the reply to `seq`: sleeps `sleepNs` (the part of the run it can skip without missing the end), then
-   * polls the page until `untilNs` on hrtime. Resolves nothing asynchronously: the caller's event loop is held for
-   * at most that long. Returns the worker's engine_ns, or undefined if no reply came (or the run failed there).
+   * Polls the page for the reply to `seq` until `untilNs` on hrtime. Nothing asynchronous: the caller's event loop is
+   * held for at most that long. Returns the worker's engine_ns, or undefined if no reply came (or the run failed).
    */
-  await(seq: number, sleepNs: number, untilNs: bigint): bigint | undefined {
+  await(seq: number, untilNs: bigint): bigint | undefined {
     if (this.fd === undefined) return undefined;
-    if (sleepNs >= 50_000) Atomics.wait(this.sleeper, 0, 0, sleepNs / 1e6);
     const want = BigInt(seq);
     const reply = this.reply;
     for (;;) {
