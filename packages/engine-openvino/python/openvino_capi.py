@@ -59,8 +59,6 @@ _SIGNATURES: dict[str, list[Any]] = {
     "ov_compiled_model_get_property": [_P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)],
     "ov_compiled_model_input_by_index": [_P, ctypes.c_size_t, _PP],
     "ov_compiled_model_output_by_index": [_P, ctypes.c_size_t, _PP],
-    "ov_compiled_model_inputs_size": [_P, ctypes.POINTER(ctypes.c_size_t)],
-    "ov_compiled_model_outputs_size": [_P, ctypes.POINTER(ctypes.c_size_t)],
     "ov_compiled_model_create_infer_request": [_P, _PP],
     "ov_port_get_element_type": [_P, ctypes.POINTER(ctypes.c_int)],
     "ov_output_const_port_free": [_P],
@@ -175,14 +173,19 @@ class Request:
         own = self.own_inputs
         return all(o is not None and o[2] == t.array.nbytes for o, t in zip(own, tensors)) and sum(t.array.nbytes for t in tensors) <= COPY_BYTES
 
-    def use_own_inputs(self) -> None:
-        for i, own in enumerate(self.own_inputs):
+    def feed(self, tensors: tuple[Tensor, ...]) -> None:
+        """These inputs for the next run, as `call` takes them: copied into the request's own tensors or bound."""
+        if not self.copies(tensors):
+            self.bind(tensors)
+            return
+        for own, tensor in zip(self.own_inputs, tensors):
             if own is not None:
-                _check(_lib.ov_infer_request_set_input_tensor_by_index(self.handle, i, own[0]), f"set_input_tensor_by_index({i})")
+                ctypes.memmove(own[1], tensor.array.ctypes.data, own[2])
 
     def call(self, tensors: tuple[Tensor, ...]) -> Callable[[], None]:
         """The per-query call on resident tensors, every argument bound ahead: copy (`copies`) or bind each input,
-        then infer; a nonzero status raises. Copying calls expect the request's own inputs bound (`use_own_inputs`)."""
+        then infer; a nonzero status raises. Copying calls expect the request's own inputs bound, as they are unless
+        `bind` replaced them."""
         bind, infer, request = _lib.ov_infer_request_set_input_tensor_by_index, _lib.ov_infer_request_infer, self.handle
         if self.copies(tensors):
             copy = ctypes.memmove
@@ -298,12 +301,7 @@ class AsyncQueue:
         """Starts request `slot` on these inputs (copied or bound, as `Request.call` would), or on what it has."""
         request = self.requests[slot]
         if tensors is not None:
-            if request.copies(tensors):
-                for own, tensor in zip(request.own_inputs, tensors):
-                    if own is not None:
-                        ctypes.memmove(own[1], tensor.array.ctypes.data, own[2])
-            else:
-                request.bind(tensors)
+            request.feed(tensors)
         self.userdata[slot] = userdata
         _check(_lib.ov_infer_request_start_async(request.handle), "ov_infer_request_start_async")
 
@@ -337,11 +335,9 @@ class CompiledModel:
     def _reshape(model: Any, shapes: dict[str, list[int]]) -> None:
         names = (ctypes.c_char_p * len(shapes))(*[name.encode() for name in shapes])
         partial = (_PartialShape * len(shapes))()
-        kept = []
         for i, dims in enumerate(shapes.values()):
-            values = (ctypes.c_int64 * len(dims))(*dims)
-            kept.append(values)
-            _check(_lib.ov_partial_shape_create_static(len(dims), values, ctypes.byref(partial[i])), "ov_partial_shape_create_static")
+            # The C API copies the dims into the partial shape it allocates.
+            _check(_lib.ov_partial_shape_create_static(len(dims), (ctypes.c_int64 * len(dims))(*dims), ctypes.byref(partial[i])), "ov_partial_shape_create_static")
         try:
             _check(_lib.ov_model_reshape(model, names, partial, len(shapes)), f"ov_model_reshape({shapes})")
         finally:

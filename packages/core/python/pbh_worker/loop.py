@@ -358,7 +358,7 @@ def _serve(channel: Channel, dispatcher: _Dispatcher) -> int:
                 seq = int(run[3]) if run[3] is not None else None
                 if _answer(channel, request_id, _write_run, channel, dispatcher, request_id, int(run[2]), seq):
                     return 1
-                if doorbell is not None and seq is not None and dispatcher.polls:
+                if doorbell is not None and dispatcher.polls:
                     doorbell.poll(dispatcher.run)
                 continue
             header, tensors = channel.read_request(line)
@@ -373,16 +373,18 @@ def _serve(channel: Channel, dispatcher: _Dispatcher) -> int:
 
 
 def _write_run(channel: Channel, dispatcher: _Dispatcher, request_id: int, index: int, seq: int | None) -> None:
-    doorbell = dispatcher.doorbell
+    # Only a run that carries a seq takes part in the doorbell's bookkeeping.
+    doorbell = dispatcher.doorbell if seq is not None else None
     dispatcher.polls = False
-    if doorbell is not None and seq is not None and seq == doorbell.served_seq and doorbell.served_ns != FAILED:
+    if doorbell is None:
+        engine_ns = dispatcher.run(index)
+    elif seq == doorbell.served_seq and doorbell.served_ns != FAILED:
         # Answered on the doorbell already (the client gave up waiting there): the same measurement, not a second run.
         engine_ns = doorbell.served_ns
     else:
         engine_ns = dispatcher.run(index)
-        if doorbell is not None and seq is not None:
-            doorbell.answered(seq, engine_ns)
-    if doorbell is not None and seq is not None:
+        doorbell.answered(seq, engine_ns)
+    if doorbell is not None:
         # Polling is announced before the reply: a client that reads this reply then finds the page watched.
         dispatcher.polls = doorbell.announce(engine_ns)
     channel.write_bytes(_RUN_REPLY % (request_id, engine_ns))
