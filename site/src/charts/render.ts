@@ -60,7 +60,7 @@ export function renderChart(spec: ChartSpec): string {
   svg.insertBefore(title, desc);
   node.setAttribute('data-chart', safeId);
   node.setAttribute('data-rows', String(spec.rows));
-  return compactTicks(compactPaths(roundGeometry(node.outerHTML)));
+  return compactTicks(roundGeometry(node.outerHTML));
 }
 
 /** Plot's figure markup around a bare SVG, with the legend above it: the same structure as Plot's own legends. */
@@ -83,47 +83,65 @@ function withSwatches(svg: Element, swatches: { label: string; color: string }[]
 }
 
 const GEOMETRY = / (d|x|y|x1|x2|y1|y2|cx|cy|r|width|height|transform|points)="([^"]*)"/g;
+const LONG_DECIMAL = /-?\d+\.\d{2,}/g;
+const POLYLINE = /^M[-\d.]+,[-\d.]+(?:L[-\d.]+,[-\d.]+)+$/;
 
-/**
- * Plot writes coordinates with every float digit (`translate(281.24058883843566,308)`); a tenth of a pixel is all a
- * screen shows. Rounding the geometry attributes (never text, titles or data attributes) takes a third off a Profile
- * page's charts, which is most of the page at 10,000 Profiles.
- */
-function roundGeometry(html: string): string {
-  return html.replace(GEOMETRY, (_all, name: string, value: string) => ` ${name}="${value.replace(/-?\d+\.\d{2,}/g, (n) => String(Math.round(Number(n) * 10) / 10))}"`);
+/** A coordinate to a tenth of a pixel (`281.24058883843566` → `281.2`); one with at most one decimal as Plot wrote it. */
+function tenth(n: string): string {
+  const dot = n.indexOf('.');
+  return dot >= 0 && n.length - dot > 2 ? String(Math.round(Number(n) * 10) / 10) : n;
 }
 
-const POLYLINE = / d="(M[-\d.]+,[-\d.]+(?:L[-\d.]+,[-\d.]+)+)"/g;
-const POINT = /([ML])([-\d.]+),([-\d.]+)/g;
-
-/** A step in tenths of a pixel (every coordinate is on that grid after roundGeometry), as SVG writes it: `-.5`, `3.2`. */
-function tenths(from: string, to: string): string {
-  return String((Math.round(Number(to) * 10) - Math.round(Number(from) * 10)) / 10).replace(/^(-?)0\./, '$1.');
+/** A step between two coordinates in tenths of a pixel, as SVG writes it: `-.5`, `3.2`. */
+function step(tenthsFrom: number, tenthsTo: number): string {
+  const text = String((tenthsTo - tenthsFrom) / 10);
+  if (text.startsWith('0.')) return text.slice(1);
+  return text.startsWith('-0.') ? `-${text.slice(2)}` : text;
 }
 
 /** The shorter of an absolute step (`H57.5`) and a relative one (`h3.2`): the same point either way. */
 const shorter = (absolute: string, relative: string): string => (relative.length < absolute.length ? relative : absolute);
 
 /**
- * A line of absolute M/L steps (Plot's lines, the ECDF's step-after curve above all) rewritten with H and V where a
- * step is horizontal or vertical (relative h and v where shorter), repeated points dropped: the same path in well
- * under half the bytes. Diagonal steps stay absolute L, one per point.
+ * A line of absolute M/L steps (Plot's lines, the ECDF's step-after curve above all), each coordinate to a tenth of a
+ * pixel, rewritten with H and V where a step is horizontal or vertical (relative h and v where shorter), repeated
+ * points dropped: the same path in well under half the bytes. Diagonal steps stay absolute L, one per point. Read
+ * in one pass: a regular expression a point was most of a Profile page's chart time.
  */
-function compactPaths(html: string): string {
-  return html.replace(POLYLINE, (_all, d: string) => {
-    let out = '';
-    let x = '';
-    let y = '';
-    for (const [, command, px, py] of d.matchAll(POINT)) {
-      if (command === 'M') out += `M${px},${py}`;
-      else if (px === x && py === y) continue;
-      else if (py === y) out += shorter(`H${px}`, `h${tenths(x, px!)}`);
-      else if (px === x) out += shorter(`V${py}`, `v${tenths(y, py!)}`);
-      else out += `L${px},${py}`;
-      x = px!;
-      y = py!;
-    }
-    return ` d="${out}"`;
+function compactLine(d: string): string {
+  let out = '';
+  let x = '';
+  let y = '';
+  let xTenths = 0;
+  let yTenths = 0;
+  for (let at = 0; at < d.length; ) {
+    const command = d[at]!;
+    const comma = d.indexOf(',', at);
+    let end = comma + 1;
+    while (end < d.length && d[end] !== 'L') end++;
+    const px = tenth(d.slice(at + 1, comma));
+    const py = tenth(d.slice(comma + 1, end));
+    at = end;
+    if (command === 'M') out += `M${px},${py}`;
+    else if (px === x && py === y) continue;
+    else if (py === y) out += shorter(`H${px}`, `h${step(xTenths, Math.round(Number(px) * 10))}`);
+    else if (px === x) out += shorter(`V${py}`, `v${step(yTenths, Math.round(Number(py) * 10))}`);
+    else out += `L${px},${py}`;
+    if (px !== x) [x, xTenths] = [px, Math.round(Number(px) * 10)];
+    if (py !== y) [y, yTenths] = [py, Math.round(Number(py) * 10)];
+  }
+  return out;
+}
+
+/**
+ * Plot writes coordinates with every float digit (`translate(281.24058883843566,308)`); a tenth of a pixel is all a
+ * screen shows. Rounding the geometry attributes (never text, titles or data attributes) and compacting lines
+ * (compactLine) takes well over half off a Profile page's chart, which is most of the page at 10,000 Profiles.
+ */
+function roundGeometry(html: string): string {
+  return html.replace(GEOMETRY, (all, name: string, value: string) => {
+    if (name === 'd' && POLYLINE.test(value)) return ` d="${compactLine(value)}"`;
+    return value.includes('.') ? ` ${name}="${value.replace(LONG_DECIMAL, tenth)}"` : all;
   });
 }
 
@@ -146,6 +164,3 @@ function compactTicks(html: string): string {
       return d.length === (lines.match(/<line /g) ?? []).length ? `${open}<path fill="none" d="${d.join('')}"/></g>` : `${open}${lines}</g>`;
     });
 }
-
-/** The code every chart's markup passes through: part of a cached chart's key (cache.ts). */
-export const RENDER_CODE = [renderChart, withSwatches, roundGeometry, tenths, shorter, compactPaths, compactTicks] as const;
