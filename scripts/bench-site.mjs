@@ -5,9 +5,8 @@
 // is built from real measurements. Targets (issue 15): 10,000 Profiles build in under 30 s on a 2-core machine and the
 // site without duckdb-wasm stays under 300 MB; the leaderboard page under 300 KB. The load average is printed beside
 // the time: on a shared machine the build time is that machine's, not the site's.
-// The build runs twice: cold (empty caches: no chart drawn, no Profile page kept; PBH_SITE_CHART_CACHE and
-// PBH_SITE_PAGE_CACHE) and warm (the same caches, after one more run's Profiles are added: what a rebuild after
-// `pbh run` costs).
+// The build runs twice: cold (an empty page cache: every Profile page rendered and its chart drawn; PBH_SITE_PAGE_CACHE)
+// and warm (the same cache, after one more run's Profiles are added: what a rebuild after `pbh run` costs).
 // Needs `npm run build` and the bundled suite (npm run demo generates both).
 //   PROFILES=10000  how many Profiles to end with      KEEP=1  keep the temp folder (database and site)
 import { spawnSync } from 'node:child_process';
@@ -62,7 +61,6 @@ const config = {
 const configFile = path.join(tmp, 'bench-site.json');
 writeFileSync(configFile, JSON.stringify(config, null, 2));
 
-const chartCache = path.join(tmp, 'chart-cache');
 const pageCache = path.join(tmp, 'page-cache');
 
 function step(title, args) {
@@ -71,37 +69,29 @@ function step(title, args) {
   // pbh site build logs a line per page on stderr: 10,000 Profiles write more than spawnSync's default 1 MB buffer,
   // which would kill the build (ENOBUFS). Keep it all, print the tail on failure.
   const r = spawnSync(process.execPath, [pbh, ...args], {
-    cwd: root, stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8', maxBuffer: 1024 ** 3, env: { ...process.env, PBH_SITE_CHART_CACHE: chartCache, PBH_SITE_PAGE_CACHE: pageCache },
+    cwd: root, stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8', maxBuffer: 1024 ** 3, env: { ...process.env, PBH_SITE_PAGE_CACHE: pageCache },
   });
   const stderr = (r.stderr ?? '').split('\n').slice(-60).join('\n') + (r.error ? `\n${r.error.message}` : '');
   return { status: r.status, stderr, log: r.stderr ?? '', seconds: (Date.now() - started) / 1000 };
 }
 
-const clock = (hms) => hms.split(':').reduce((total, part) => total * 60 + Number(part), 0);
 /** Seconds from Astro's "1.23s" or "456ms". */
 const seconds = (match) => (match[2] === 'ms' ? Number(match[1]) / 1000 : Number(match[1]));
 
 /**
- * Where a build's time went, from its own log: Vite's bundling, the Profile pages (between their route's first line
- * and the next route's, Astro's clock has whole seconds), all pages (Astro's own figure) and each step of the build
- * integration (its "in N s" from the build's start: the database read, the downloads and the export run beside
- * Vite and the pages).
+ * Where a build's time went, from its own log: Vite's bundling, Astro's pages (its own figure) and each step of the
+ * build integration (its "in N s" from the build's start: the database read, the Profile pages on their worker
+ * threads, the downloads and the export run beside Vite and Astro's pages).
  */
 function breakdown(log) {
-  const lines = log.split('\n');
   const parts = [];
   const vite = log.match(/\[vite\] ✓ built in ([\d.]+)(m?s)/);
   if (vite) parts.push(`bundling ${seconds(vite)} s`);
-  const routeStart = lines.findIndex((l) => l.includes('▶ src/pages/profiles/'));
-  if (routeStart >= 0) {
-    const next = lines.findIndex((l, i) => i > routeStart && /[▶λ] src\/pages\//.test(l));
-    const at = (l) => clock(l.match(/(\d\d:\d\d:\d\d)/)?.[1] ?? '0:0:0');
-    const pages = lines.slice(routeStart, next < 0 ? undefined : next).filter((l) => /\/profiles\/[^ ]*\.html/.test(l)).length;
-    if (next > routeStart) parts.push(`${pages} Profile pages ${at(lines[next]) - at(lines[routeStart])} s (±1)`);
-  }
   const all = log.match(/generating static routes[\s\S]*?✓ Completed in ([\d.]+)(m?s)/);
-  if (all) parts.push(`all pages ${seconds(all)} s`);
-  for (const m of log.matchAll(/\[pbh-assets\] (\w+)[^\n]* in ([\d.]+) s/g)) parts.push(`${m[1]} ${m[2]} s`);
+  if (all) parts.push(`Astro's pages ${seconds(all)} s`);
+  const profiles = log.match(/copied (\d+) kept Profile pages in and kept (\d+) new ones[^\n]* in ([\d.]+) s/);
+  if (profiles) parts.push(`Profile pages ${profiles[3]} s (${profiles[2]} rendered, ${profiles[1]} kept)`);
+  for (const m of log.matchAll(/\[pbh-assets\] (read|wrote|exported)[^\n]* in ([\d.]+) s/g)) parts.push(`${m[1]} ${m[2]} s`);
   return parts.join(', ');
 }
 
@@ -113,8 +103,8 @@ if (run.status !== 0 && run.status !== 1) {
 
 /**
  * Copies every row of the real run under new ids, `copies` times, each copy one day earlier, until `total` Profiles.
- * Each copy's raw samples are shifted by its copy number in nanoseconds, so no two Profiles draw the same chart and the
- * chart cache cannot hit across copies in a cold build (real Profiles never repeat their samples).
+ * Each copy's raw samples are shifted by its copy number in nanoseconds, so no two Profiles draw the same chart (real
+ * Profiles never repeat their samples).
  */
 async function replicate(total) {
   const store = await openStore(db);
@@ -174,9 +164,8 @@ function timedBuild(title) {
   return { seconds: result.seconds, load: `load average ${before.toFixed(1)} before, ${after.toFixed(1)} after`, parts: breakdown(result.log) };
 }
 
-rmSync(chartCache, { recursive: true, force: true });
 rmSync(pageCache, { recursive: true, force: true });
-const build = timedBuild('pbh site build, cold (empty chart and page caches)');
+const build = timedBuild('pbh site build, cold (an empty page cache)');
 
 function folderBytes(dir, skip = new Set()) {
   let total = 0;
@@ -205,7 +194,7 @@ const parts = [
 // Sizes are the cold build's site; the warm build then rewrites it with one run more.
 process.stdout.write(`\n== one more run: ${made.perRun} more Profiles\n`);
 const more = await replicate(made.profiles + made.perRun);
-const warm = timedBuild('pbh site build, warm (the chart and page caches of the cold build)');
+const warm = timedBuild('pbh site build, warm (the page cache of the cold build)');
 const verdict = (ok) => (ok ? 'ok' : 'OVER TARGET');
 process.stdout.write(`
 Site benchmark (${made.profiles} Profiles, ${os.cpus().length} CPUs)

@@ -14,8 +14,8 @@ export default defineConfig({
   output: 'static',
   outDir,
   // page.html files, linked relatively: the site works from any folder and from file://. Pages render four at a
-  // time: a page's file is written on libuv's thread pool, and one page at a time left the build idle for a third
-  // of its Profile pages' time waiting on those writes.
+  // time: a page's file is written on libuv's thread pool, and one page at a time left the build idle waiting on
+  // those writes. (Profile pages are not Astro's: integrations/profile-pages.ts writes them on worker threads.)
   build: { format: 'file', inlineStylesheets: 'never', concurrency: 4 },
   compressHTML: true,
   devToolbar: { enabled: false },

@@ -1,4 +1,4 @@
-import { copyFileSync, cpSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,7 @@ import { siteData } from '../src/lib/data.js';
 import { exitIfStoreLocked, siteDbPath } from '../src/lib/site-db.js';
 import { writeBrowserDatabase } from './browser-database.js';
 import { writeDataFiles } from './data-files.js';
-import { finishProfilePages, hashSiteCode, pruneKeptFiles } from './profile-pages.js';
+import { hashSiteCode, pruneKeptFiles, writeProfilePages } from './profile-pages.js';
 
 /**
  * The duckdb-wasm files the SQL console loads: the exception-handling build and its worker only. Every browser with
@@ -67,13 +67,13 @@ async function bundleClientScripts(siteDir: string, outDir: string): Promise<voi
 }
 
 /**
- * The chart pool's worker (src/charts/pool.ts) as one ES module beside the site's packages: a worker thread runs a
- * file with Node itself, outside Vite, so its TypeScript is bundled here, before the pages are built.
+ * The Profile page pool's worker (src/lib/profile-page/pool.ts) as one ES module beside the site's packages: a worker
+ * thread runs a file with Node itself, outside Vite, so its TypeScript is bundled here, before the pages are built.
  */
-export async function bundleChartWorker(siteDir: string): Promise<string> {
-  const outfile = path.join(siteDir, 'node_modules', '.cache', 'pbh-site', 'chart-worker.mjs');
+export async function bundlePageWorker(siteDir: string): Promise<string> {
+  const outfile = path.join(siteDir, 'node_modules', '.cache', 'pbh-site', 'page-worker.mjs');
   await build({
-    entryPoints: [path.join(siteDir, 'src', 'charts', 'chart-worker.ts')],
+    entryPoints: [path.join(siteDir, 'src', 'lib', 'profile-page', 'worker.ts')],
     outfile,
     bundle: true,
     format: 'esm',
@@ -93,31 +93,47 @@ async function timed<T>(logger: AstroIntegrationLogger, step: () => Promise<T>, 
 }
 
 /**
- * The downloads and the database export, started with the build instead of after its pages: the export runs on
- * DuckDB's threads and the compression on libuv's, on the core the pages leave idle. Astro empties its output
- * folder once the build has started, so they are written to a folder beside it and moved in when the pages are done.
+ * The Profile pages, the downloads and the database export, started with the build instead of after its pages: the
+ * Profile pages on the page pool's threads, the export on DuckDB's, the compression on libuv's, beside Vite's bundling
+ * and Astro's pages on the main thread. Astro empties its output folder once the build has started, so they are
+ * written to folders beside it and moved in when the pages are done.
  */
-function startDataFiles(outDir: string, logger: AstroIntegrationLogger): { folder: string; done: Promise<void> } {
-  const folder = `${outDir}.pbh-data`;
-  rmSync(folder, { recursive: true, force: true });
+function startFiles(outDir: string, logger: AstroIntegrationLogger): { folders: { data: string; profiles: string }; done: Promise<void> } {
+  const folders = { data: `${outDir}.pbh-data`, profiles: `${outDir}.pbh-profiles` };
+  for (const folder of Object.values(folders)) rmSync(folder, { recursive: true, force: true });
   // A build that fails before its end leaves nothing beside the output.
-  process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+  process.once('exit', () => {
+    for (const folder of Object.values(folders)) rmSync(folder, { recursive: true, force: true });
+  });
   const done = Promise.all([
     // The read every page and download shares (siteData() is kept per build process), started here with the build.
     timed(logger, () => siteData(), (data, t) => `read ${data.profiles.length} Profiles from the database ${t}`),
-    timed(logger, () => writeDataFiles(folder), (n, t) => `wrote ${n} downloads (CSV, JSON, each Profile's own) into data/ ${t}`),
+    timed(
+      logger,
+      () => writeProfilePages(folders.profiles, path.join(folders.data, 'profiles')),
+      (pages, t) => `copied ${pages.kept} kept Profile pages in and kept ${pages.rendered} new ones (pages and JSON downloads) ${t}`,
+    ),
+    timed(logger, () => writeDataFiles(folders.data), (n, t) => `wrote ${n} downloads (CSV, JSON) into data/ ${t}`),
     // After the read: both at once slowed the read, which every page waits for, more than the export gains.
     siteData().then(() =>
-      timed(logger, () => publishDatabase(siteDbPath(), folder), (_, t) => `exported the database to data/parquet/*.parquet and data/pbh.duckdb ${t}`),
+      timed(logger, () => publishDatabase(siteDbPath(), folders.data), (_, t) => `exported the database to data/parquet/*.parquet and data/pbh.duckdb ${t}`),
     ),
   ]).then(() => undefined);
   // Awaited at the build's end; a failure meanwhile must not be an unhandled rejection that stops the build elsewhere.
   done.catch(() => undefined);
-  return { folder, done };
+  return { folders, done };
 }
 
-/** Moves every entry of `from` into `to` (a copy where they are on different file systems). */
+/** Moves every entry of `from` into `to` (the folder itself where `to` is new; a copy across file systems). */
 function moveInto(from: string, to: string): void {
+  if (!existsSync(to)) {
+    try {
+      renameSync(from, to);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+    }
+  }
   mkdirSync(to, { recursive: true });
   for (const name of readdirSync(from)) {
     try {
@@ -131,14 +147,14 @@ function moveInto(from: string, to: string): void {
 }
 
 /**
- * With the build: the chart worker, the hash of the site's code that kept Profile pages are filed under, then the
- * downloads and the whole database as Parquet and as the console's DuckDB file (startDataFiles). After the pages: the
- * kept Profile pages copied in (integrations/profile-pages.ts), the downloads moved in, duckdb-wasm served from the
- * site itself, and the client scripts.
+ * With the build: the page worker, the hash of the site's code that kept Profile pages are filed under, then the
+ * Profile pages, the downloads and the whole database as Parquet and as the console's DuckDB file (startFiles). After
+ * Astro's pages: those moved in, the cache pruned to this build's files, duckdb-wasm served from the site itself, and
+ * the client scripts.
  */
 export function pbhAssets(options: { siteDir: string }): AstroIntegration {
   let outDir = '';
-  let dataFiles: ReturnType<typeof startDataFiles> | null = null;
+  let files: ReturnType<typeof startFiles> | null = null;
   return {
     name: 'pbh-assets',
     hooks: {
@@ -146,25 +162,19 @@ export function pbhAssets(options: { siteDir: string }): AstroIntegration {
         outDir = fileURLToPath(config.outDir);
       },
       'astro:build:start': async ({ logger }) => {
-        process.env.PBH_SITE_CHART_WORKER = await bundleChartWorker(options.siteDir);
+        process.env.PBH_SITE_PAGE_WORKER = await bundlePageWorker(options.siteDir);
         process.env.PBH_SITE_PAGE_CODE = hashSiteCode(options.siteDir);
-        dataFiles = startDataFiles(outDir, logger);
+        files = startFiles(outDir, logger);
       },
       'astro:build:done': async ({ dir, logger }) => {
         const out = fileURLToPath(dir);
         // Astro 5 leaves its content-layer stubs in a static build's output; they are not part of the site.
         for (const stub of ['content-assets.mjs', 'content-modules.mjs']) rmSync(path.join(out, stub), { force: true });
-        if (!dataFiles) throw new Error('pbh-assets: the build ended without having started (astro:build:start did not run).');
-        await Promise.all([
-          timed(
-            logger,
-            () => finishProfilePages(out),
-            (pages, t) => (pages ? `copied ${pages.kept} kept Profile pages in and kept ${pages.rendered} new ones ${t}` : `kept no Profile pages (PBH_SITE_PAGE_CACHE=off) ${t}`),
-          ),
-          dataFiles.done,
-        ]);
+        if (!files) throw new Error('pbh-assets: the build ended without having started (astro:build:start did not run).');
+        await files.done;
         await pruneKeptFiles();
-        moveInto(dataFiles.folder, path.join(out, 'data'));
+        moveInto(files.folders.data, path.join(out, 'data'));
+        moveInto(files.folders.profiles, path.join(out, 'profiles'));
         await timed(
           logger,
           async () => {

@@ -1,10 +1,14 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { profilePagePlan } from '../src/lib/profile-page/cache.js';
-import { inFlight, keepCopy } from './file-jobs.js';
+import { siteData, type ProfileEntry } from '../src/lib/data.js';
+import { pageInputs, planProfilePages, profilePagePlan } from '../src/lib/profile-page/cache.js';
+import { fileAs } from '../src/lib/profile-page/files.js';
+import { profileFilesPool } from '../src/lib/profile-page/pool.js';
+import { runConfigHref } from '../src/lib/run-configs.js';
+import { inFlight } from './file-jobs.js';
 
 /** Packages whose version changes what a page holds (the renderer, the charts, their DOM). */
 const RENDERING_PACKAGES = ['astro', '@observablehq/plot', 'linkedom'];
@@ -50,26 +54,47 @@ function packageVersion(entry: string, name: string): string {
   throw new Error(`pbh-assets: no package.json for ${name} above ${entry}; reinstall the site's packages (npm ci).`);
 }
 
-/** Copies in flight at once: each runs on libuv's thread pool. */
+/** Profiles in flight at once: links and copies run on libuv's thread pool, renders on the page pool's threads. */
 const IN_FLIGHT = 16;
 
+/** A column on its own: readSiteData's are mostly views on one column of every sample, which a message would copy whole. */
+function own<T extends ArrayLike<number>>(column: T): T {
+  return (ArrayBuffer.isView(column) ? (column as unknown as Int32Array | Float64Array).slice() : column) as T;
+}
+
+/** The Profile as its page is rendered from (pageInputs), with samples of its own to send to a worker thread. */
+function jobEntry(entry: ProfileEntry): ProfileEntry {
+  const { session, batch, boundary, ns } = entry.samples;
+  return { ...pageInputs(entry), samples: { session: own(session), batch: own(batch), boundary, ns: own(ns) } };
+}
+
 /**
- * After the pages: each kept Profile page copied into the site, and each page rendered now kept (keepCopy;
- * integrations/data-files.ts does the same for the downloads). Returns how many pages were kept and rendered; null when nothing is kept.
+ * Every Profile's page into `pagesDir` and its JSON download into `downloadsDir`: a kept one linked in from the page
+ * cache, the others rendered and written (then kept) on the page pool's worker threads (src/lib/profile-page/pool.ts),
+ * beside the main thread's Vite bundling and Astro pages. Returns how many pages were kept and rendered.
  */
-export async function finishProfilePages(outDir: string): Promise<{ kept: number; rendered: number } | null> {
-  const plan = profilePagePlan();
-  if (!plan) return null;
-  const pagesDir = path.join(outDir, 'profiles');
+export async function writeProfilePages(pagesDir: string, downloadsDir: string): Promise<{ kept: number; rendered: number }> {
+  const data = await siteData();
+  const plan = planProfilePages(data);
   await mkdir(pagesDir, { recursive: true });
-  await mkdir(plan.folder, { recursive: true });
-  const cached = (key: string): string => path.join(plan.folder, `${key}.html`);
-  await inFlight(plan.files, IN_FLIGHT, async ({ slug, key, pageKept }) => {
-    const page = path.join(pagesDir, `${slug}.html`);
-    await (pageKept ? copyFile(cached(key), page) : keepCopy(page, cached(key)));
+  await mkdir(downloadsDir, { recursive: true });
+  if (plan) await mkdir(plan.folder, { recursive: true });
+  const pool = profileFilesPool();
+  let kept = 0;
+  await inFlight(data.profiles, IN_FLIGHT, async (entry) => {
+    const files = plan?.bySlug.get(entry.slug);
+    const cached = (ext: string): string | null => (files ? path.join(plan!.folder, `${files.key}${ext}`) : null);
+    const page = { to: path.join(pagesDir, `${entry.slug}.html`), keep: cached('.html') };
+    const download = { to: path.join(downloadsDir, `${entry.slug}.json.gz`), keep: cached('.json.gz') };
+    const render = { page: files?.pageKept ? null : page, download: files?.downloadKept ? null : download };
+    if (!render.page) kept++;
+    await Promise.all([
+      !render.page && fileAs(page.keep!, page.to),
+      !render.download && fileAs(download.keep!, download.to),
+      (render.page || render.download) && pool.write({ entry: jobEntry(entry), runConfig: runConfigHref(data, entry), ...render }),
+    ]);
   });
-  const kept = plan.files.filter((f) => f.pageKept).length;
-  return { kept, rendered: plan.files.length - kept };
+  return { kept, rendered: data.profiles.length - kept };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { readSiteData, type ProfileStatus, type PublishedProfile, type PublishedRun } from '@pbh/core';
+import { readSiteData, type PublishedProfile, type PublishedRun } from '@pbh/core';
 import { precisionText } from './labels.js';
 import { slugFor } from './slug.js';
 import { exitIfStoreLocked, siteDbPath } from './site-db.js';
@@ -124,10 +124,3 @@ export function siteData(): Promise<SiteData> {
   return shared[SHARED_READ];
 }
 
-export const STATUS_TEXT: Record<ProfileStatus, string> = {
-  ok: 'ok',
-  failed: 'failed',
-  timeout: 'timeout',
-  skipped: 'skipped',
-  invalid_output: 'invalid output',
-};

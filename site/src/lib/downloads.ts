@@ -6,14 +6,6 @@ import { buildHistory, type HistorySeries } from './history.js';
 import { siteSeries } from './site-series.js';
 import { sparsityPoints } from './sparsity.js';
 
-/**
- * A Profile's raw per-batch latencies in order, as SQL over the `samples` table: the SQL console runs it as it is, and
- * `FROM read_parquet('samples.parquet')` in place of `FROM samples` reads the Parquet export.
- */
-export function samplesQuery(profileId: string): string {
-  return `SELECT session, batch, boundary, ns FROM samples WHERE profile_id = '${profileId.replace(/'/g, "''")}' ORDER BY seq`;
-}
-
 /** One downloadable file: its path under data/ and how to write it (a path ending in .gz is written gzip-compressed). */
 export interface DataFile {
   path: string;
@@ -202,7 +194,7 @@ function slice(path: string, table: () => DataTable): DataFile[] {
   return [{ path: `${path}.csv.gz`, render: () => toCsv(table()) }];
 }
 
-/** Every file under data/ except the Parquet export and each Profile's own (profileDownload). */
+/** Every file under data/ except the Parquet export and each Profile's own (lib/profile-page/files.ts). */
 export function dataFiles(data: SiteData): DataFile[] {
   const history = buildHistory(data.profiles);
   let comparisons: ReturnType<typeof comparisonTables> | undefined;
@@ -218,13 +210,4 @@ export function dataFiles(data: SiteData): DataFile[] {
     ...history.flatMap((s) => slice(`history/${s.slug}`, () => historyTable([s]))),
     ...both('runs', () => ({ columns: ['run_id', 'name', 'started_at', 'finished_at', 'profiles', 'command'], rows: data.runs })),
   ];
-}
-
-/**
- * A Profile's own download: the stored Profile, compact, without its raw samples (they are in samples.parquet and the
- * SQL console's copy, and the file says how to read them), gzip-compressed (a quarter of the bytes). A CSV of the
- * samples beside each was a third copy of them, 20 MB and 10,000 files at 10,000 Profiles.
- */
-export function profileDownload(p: ProfileEntry): DataFile {
-  return { path: `profiles/${p.slug}.json.gz`, render: () => `${JSON.stringify({ ...p.profile, samples_query: samplesQuery(p.profile_id) })}\n` };
 }

@@ -1,4 +1,4 @@
-import type { Precision, PublishedProfile } from '@pbh/core';
+import type { Precision, ProfileStatus, PublishedProfile } from '@pbh/core';
 import { fmtNum } from './format.js';
 
 /**
@@ -35,3 +35,12 @@ export function verdictText(
   const figure = p.scenario_metric === null ? '' : ` (${p.scenario_metric} ${fmtNum(p.scenario_value)})`;
   return [`${p.validity}${figure}`, ...(p.validity_reasons ?? []).map((reason) => `• ${reason}`)].join('\n');
 }
+
+/** A status in words (its table cells and badges). */
+export const STATUS_TEXT: Record<ProfileStatus, string> = {
+  ok: 'ok',
+  failed: 'failed',
+  timeout: 'timeout',
+  skipped: 'skipped',
+  invalid_output: 'invalid output',
+};

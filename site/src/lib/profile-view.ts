@@ -1,8 +1,6 @@
 import type { Boundary, SampleColumns, ScenarioResult, StoredProfile } from '@pbh/core';
 import * as Plot from '@observablehq/plot';
-import { cachedChart, cachedChartAsync } from '../charts/cache.js';
-import { chartPool } from '../charts/pool.js';
-import { RENDER_CODE, renderChart } from '../charts/render.js';
+import { renderChart } from '../charts/render.js';
 import { fmtNum } from './format.js';
 
 /**
@@ -99,7 +97,7 @@ function logTicks(min: number, max: number): number[] | undefined {
 /** Boundary colours: fixed by BOUNDARIES' order, so a boundary keeps its colour on every Profile page. */
 const BOUNDARY_COLORS = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#a463f2', '#9c6b4e'];
 
-/** What the chart is drawn from, also its cache key (cache.ts): one entry per boundary, numbers in lists (cheap to hash). */
+/** What the chart is drawn from: one entry per boundary. */
 export interface EcdfInput {
   id: string;
   names: string[];
@@ -137,15 +135,7 @@ function ecdfInput(samples: SampleColumns, id: string): EcdfInput | null {
 
 export function latencyEcdf(samples: SampleColumns, id: string): { svg: string } | null {
   const input = ecdfInput(samples, id);
-  return input && { svg: cachedChart(input, ECDF_CODE, () => drawEcdf(input)) };
-}
-
-/** latencyEcdf drawn on the build's chart pool where there is one (charts/pool.ts), else in this thread. */
-export async function latencyEcdfAsync(samples: SampleColumns, id: string): Promise<{ svg: string } | null> {
-  const input = ecdfInput(samples, id);
-  if (!input) return null;
-  const pool = chartPool();
-  return { svg: await cachedChartAsync(input, ECDF_CODE, async () => (pool ? pool.draw('ecdf', input) : drawEcdf(input))) };
+  return input && { svg: drawEcdf(input) };
 }
 
 export function drawEcdf({ id, names, colors, lines, log, ticks }: EcdfInput): string {
@@ -169,9 +159,6 @@ export function drawEcdf({ id, names, colors, lines, log, ticks }: EcdfInput): s
     },
   });
 }
-
-/** The code an ECDF's markup comes from: part of its cache key, one list for every page (cache.ts hashes it once). */
-const ECDF_CODE = [...RENDER_CODE, drawEcdf, logTicks, ecdfPoints, fmtNum] as const;
 
 export const TOP_LAYERS = 12;
 

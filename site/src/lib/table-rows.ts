@@ -1,9 +1,9 @@
 import { accuracyCosts, costCellHtml, scoreCellHtml, type AccuracyCost } from './accuracy.js';
-import { STATUS_TEXT, type ProfileEntry } from './data.js';
+import type { ProfileEntry } from './data.js';
 import { escapeXml } from './escape.js';
 import { CAUSES, explainFailure, type Cause } from './explain.js';
 import { DASH, fmtDay, fmtNum, fmtPct } from './format.js';
-import { verdictText } from './labels.js';
+import { STATUS_TEXT, verdictText } from './labels.js';
 import type { RowGroup } from './leaderboard.js';
 import { noiseOf } from './noise.js';
 import { scrubberFor } from './scrub.js';

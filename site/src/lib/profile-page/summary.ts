@@ -1,5 +1,6 @@
 import { agreementWhy } from '../accuracy.js';
-import { STATUS_TEXT, type ProfileEntry } from '../data.js';
+import type { ProfileEntry } from '../data.js';
+import { STATUS_TEXT } from '../labels.js';
 import { fmtCount, fmtDate, fmtFlops, fmtMiB, fmtNum, fmtPct } from '../format.js';
 import { html, type Html } from '../html.js';
 import { noiseOf } from '../noise.js';

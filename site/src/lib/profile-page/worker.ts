@@ -1,23 +1,34 @@
 import { parentPort } from 'node:worker_threads';
 import { z } from 'zod';
-import { DRAWINGS } from './drawings.js';
+import type { ProfileEntry } from '../data.js';
+import { writeProfileFiles } from './files.js';
 
 /**
- * A chart pool's thread (pool.ts): draws the charts it is sent and replies with their markup. The inputs are the
- * main thread's own drawing inputs, structured-cloned; the job's envelope is checked here, the input by the drawing.
+ * A Profile page pool's thread (pool.ts): writes the pages and downloads it is sent and says when each is done. The
+ * entry is the main thread's own, read and checked by core's readSiteData and structured-cloned here, so only the
+ * envelope and the fields the files are named by are checked again.
  */
-const JobSchema = z.object({ id: z.number(), kind: z.string(), input: z.unknown() });
+const FileSchema = z.object({ to: z.string(), keep: z.string().nullable() }).nullable();
+const JobSchema = z.object({
+  entry: z.looseObject({ slug: z.string(), profile_id: z.string(), profile: z.looseObject({}) }),
+  runConfig: z.string(),
+  page: FileSchema,
+  download: FileSchema,
+});
+const EnvelopeSchema = z.object({ id: z.number(), job: z.unknown() });
 
-if (!parentPort) throw new Error('chart-worker.ts runs as a worker thread of the site build (charts/pool.ts), not on its own.');
+if (!parentPort) throw new Error('worker.ts runs as a worker thread of the site build (profile-page/pool.ts), not on its own.');
 const port = parentPort;
 
-port.on('message', (message: unknown) => {
-  const job = JobSchema.parse(message);
+port.on('message', async (message: unknown) => {
+  const { id, job } = EnvelopeSchema.parse(message);
   try {
-    const draw = DRAWINGS[job.kind];
-    if (!draw) throw new Error(`no chart kind ${job.kind} (known: ${Object.keys(DRAWINGS).join(', ')})`);
-    port.postMessage({ id: job.id, svg: draw(job.input) });
+    const checked = JobSchema.parse(job);
+    // The CPU part runs now; the writes go on libuv's threads while the next message's page renders.
+    await writeProfileFiles({ ...checked, entry: checked.entry as unknown as ProfileEntry });
+    port.postMessage({ id, done: true });
   } catch (error) {
-    port.postMessage({ id: job.id, error: `Chart ${job.kind} failed on a worker thread: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` });
+    const profile = (job as { entry?: { profile_id?: unknown } } | null)?.entry?.profile_id;
+    port.postMessage({ id, error: `Profile ${String(profile)}'s page failed on a worker thread: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` });
   }
 });
