@@ -89,7 +89,7 @@ function breakdown(log) {
   if (vite) parts.push(`bundling ${seconds(vite)} s`);
   const all = log.match(/generating static routes[\s\S]*?✓ Completed in ([\d.]+)(m?s)/);
   if (all) parts.push(`Astro's pages ${seconds(all)} s`);
-  const profiles = log.match(/copied (\d+) kept Profile pages in and kept (\d+) new ones[^\n]* in ([\d.]+) s/);
+  const profiles = log.match(/linked (\d+) kept Profile pages in and rendered (\d+) new ones[^\n]* in ([\d.]+) s/);
   if (profiles) parts.push(`Profile pages ${profiles[3]} s (${profiles[2]} rendered, ${profiles[1]} kept)`);
   for (const m of log.matchAll(/\[pbh-assets\] (read|wrote|exported)[^\n]* in ([\d.]+) s/g)) parts.push(`${m[1]} ${m[2]} s`);
   return parts.join(', ');

@@ -111,7 +111,10 @@ function startFiles(outDir: string, logger: AstroIntegrationLogger): { folders: 
     timed(
       logger,
       () => writeProfilePages(folders.profiles, path.join(folders.data, 'profiles')),
-      (pages, t) => `copied ${pages.kept} kept Profile pages in and kept ${pages.rendered} new ones (pages and JSON downloads) ${t}`,
+      (pages, t) =>
+        pages.cached
+          ? `linked ${pages.kept} kept Profile pages in and rendered ${pages.rendered} new ones (pages and JSON downloads, kept for the next build) ${t}`
+          : `rendered ${pages.rendered} Profile pages and JSON downloads (PBH_SITE_PAGE_CACHE=off: none kept) ${t}`,
     ),
     timed(logger, () => writeDataFiles(folders.data), (n, t) => `wrote ${n} downloads (CSV, JSON) into data/ ${t}`),
     // After the read: both at once slowed the read, which every page waits for, more than the export gains.

@@ -71,9 +71,10 @@ function jobEntry(entry: ProfileEntry): ProfileEntry {
 /**
  * Every Profile's page into `pagesDir` and its JSON download into `downloadsDir`: a kept one linked in from the page
  * cache, the others rendered and written (then kept) on the page pool's worker threads (src/lib/profile-page/pool.ts),
- * beside the main thread's Vite bundling and Astro pages. Returns how many pages were kept and rendered.
+ * beside the main thread's Vite bundling and Astro pages. Returns how many pages were kept and rendered, and whether
+ * there is a page cache.
  */
-export async function writeProfilePages(pagesDir: string, downloadsDir: string): Promise<{ kept: number; rendered: number }> {
+export async function writeProfilePages(pagesDir: string, downloadsDir: string): Promise<{ kept: number; rendered: number; cached: boolean }> {
   const data = await siteData();
   const plan = planProfilePages(data);
   await mkdir(pagesDir, { recursive: true });
@@ -94,7 +95,7 @@ export async function writeProfilePages(pagesDir: string, downloadsDir: string):
       (render.page || render.download) && pool.write({ entry: jobEntry(entry), runConfig: runConfigHref(data, entry), ...render }),
     ]);
   });
-  return { kept, rendered: data.profiles.length - kept };
+  return { kept, rendered: data.profiles.length - kept, cached: plan !== null };
 }
 
 /**

@@ -331,15 +331,15 @@ describe('kept Profile pages', () => {
       ]),
     ]);
 
-  it('a rebuild copies every unchanged Profile page and download from the cache, the same bytes a fresh render writes', async () => {
+  it('a rebuild links every unchanged Profile page and download in from the cache, the same bytes a fresh render writes', async () => {
     const cache = path.join(tmp, 'page-cache');
     const fresh = profileFiles(out);
     const first = await pbh(['site', 'build', '--db', db, '--out', path.join(tmp, 'site-kept-1')], 300_000, { PBH_SITE_PAGE_CACHE: cache });
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stderr).toContain(`copied 0 kept Profile pages in and kept ${profiles.length} new ones`);
+    expect(first.stderr).toContain(`linked 0 kept Profile pages in and rendered ${profiles.length} new ones`);
     const second = await pbh(['site', 'build', '--db', db, '--out', path.join(tmp, 'site-kept-2')], 300_000, { PBH_SITE_PAGE_CACHE: cache });
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stderr).toContain(`copied ${profiles.length} kept Profile pages in and kept 0 new ones`);
+    expect(second.stderr).toContain(`linked ${profiles.length} kept Profile pages in and rendered 0 new ones`);
     expect(profileFiles(path.join(tmp, 'site-kept-1'))).toEqual(fresh);
     expect(profileFiles(path.join(tmp, 'site-kept-2'))).toEqual(fresh);
     // The cache holds this site's pages and downloads and nothing else.
