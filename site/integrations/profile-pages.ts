@@ -54,8 +54,11 @@ function packageVersion(entry: string, name: string): string {
   throw new Error(`pbh-assets: no package.json for ${name} above ${entry}; reinstall the site's packages (npm ci).`);
 }
 
-/** Profiles in flight at once: links and copies run on libuv's thread pool, renders on the page pool's threads. */
-const IN_FLIGHT = 16;
+/** File operations in flight at once: each runs on libuv's thread pool. */
+const FILE_OPS = 16;
+
+/** Profiles in flight at once: their links on libuv's threads, and a few queued for each of the page pool's threads. */
+const profilesInFlight = (threads: number): number => Math.max(FILE_OPS, 4 * threads);
 
 /** A column on its own: readSiteData's are mostly views on one column of every sample, which a message would copy whole. */
 function own<T extends ArrayLike<number>>(column: T): T {
@@ -82,7 +85,7 @@ export async function writeProfilePages(pagesDir: string, downloadsDir: string):
   if (plan) await mkdir(plan.folder, { recursive: true });
   const pool = profileFilesPool();
   let kept = 0;
-  await inFlight(data.profiles, IN_FLIGHT, async (entry) => {
+  await inFlight(data.profiles, profilesInFlight(pool.threads), async (entry) => {
     const files = plan?.bySlug.get(entry.slug);
     const cached = (ext: string): string | null => (files ? path.join(plan!.folder, `${files.key}${ext}`) : null);
     const page = { to: path.join(pagesDir, `${entry.slug}.html`), keep: cached('.html') };
@@ -107,5 +110,5 @@ export async function pruneKeptFiles(): Promise<void> {
   if (!plan) return;
   const used = new Set(plan.files.flatMap((f) => [`${f.key}.html`, `${f.key}.json.gz`]));
   const stale = (await readdir(plan.folder)).filter((name) => !used.has(name));
-  await inFlight(stale, IN_FLIGHT, (name) => rm(path.join(plan.folder, name), { force: true }));
+  await inFlight(stale, FILE_OPS, (name) => rm(path.join(plan.folder, name), { force: true }));
 }

@@ -11,6 +11,8 @@ import { writeProfileFiles, type ProfileFilesJob } from './files.js';
  * with PBH_SITE_PAGE_THREADS=0 the files are written in the calling thread.
  */
 export interface ProfileFilesPool {
+  /** Worker threads (0: the calling thread writes). */
+  threads: number;
   write(job: ProfileFilesJob): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ function startPool(file: string, count: number): ProfileFilesPool {
   const threads = Array.from({ length: count }, () => startThread(file));
   let next = 0;
   return {
+    threads: count,
     write(job) {
       const thread = threads.reduce((least, t) => (t.pending.size < least.pending.size ? t : least));
       const id = next++;
@@ -94,6 +97,6 @@ export function profileFilesPool(): ProfileFilesPool {
   if (pool) return pool;
   const file = process.env.PBH_SITE_PAGE_WORKER;
   const count = threadCount();
-  pool = file && count > 0 ? startPool(file, count) : { write: writeProfileFiles };
+  pool = file && count > 0 ? startPool(file, count) : { threads: 0, write: writeProfileFiles };
   return pool;
 }
