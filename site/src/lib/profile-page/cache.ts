@@ -7,7 +7,7 @@ import { runConfigHref } from '../run-configs.js';
 /**
  * Profile pages (and each Profile's JSON download) kept across builds. A Profile never changes once measured, and at
  * 10,000 Profiles their pages and downloads were most of a rebuild's time; so a rebuild renders only those whose
- * inputs changed and copies the rest. A page's key hashes everything it is made from: the site's code
+ * inputs changed and links the rest in. A page's key hashes everything it is made from: the site's code
  * (PBH_SITE_PAGE_CODE, which the build integration hashes from the site's sources, core's built code and the versions
  * of Astro, Plot and linkedom), the Profile as read (every field, its raw samples), its run-config link, and the folder
  * local paths are shown relative to. Profile pages carry no build-wide facts (their footer has no build date or
@@ -35,9 +35,8 @@ export interface ProfilePagePlan {
   bySlug: Map<string, KeptFiles>;
 }
 
-/** Shared by the two copies of this module in a build, the pages' and the build integration's (as siteData() is). */
-const SHARED_PLAN = Symbol.for('pbh.site.profile-pages');
-const shared = globalThis as { [SHARED_PLAN]?: { data: SiteData; plan: ProfilePagePlan | null } };
+/** The plan made for this build's read (siteData() gives one read per build). */
+let made: { data: SiteData; plan: ProfilePagePlan | null } | undefined;
 
 function bytes(column: ArrayLike<number>): Uint8Array {
   if (ArrayBuffer.isView(column)) return new Uint8Array(column.buffer, column.byteOffset, column.byteLength);
@@ -83,22 +82,16 @@ function makePlan(data: SiteData): ProfilePagePlan | null {
 }
 
 /**
- * Every Profile's key and what is kept for it, once per build: the downloads ask first (they start with the build),
- * then the Profile route; the build integration copies the kept pages in and keeps the new ones at the end. Null
- * without a folder or the code hash (a build without the integration): every page is rendered, nothing is kept.
+ * Every Profile's key and what is kept for it, once per build: integrations/profile-pages.ts links the kept pages and
+ * downloads in, renders the rest and keeps them, then prunes what the build did not use. Null without a folder or the
+ * code hash (a build without the integration): every page is rendered, nothing is kept.
  */
 export function planProfilePages(data: SiteData): ProfilePagePlan | null {
-  if (shared[SHARED_PLAN]?.data !== data) shared[SHARED_PLAN] = { data, plan: makePlan(data) };
-  return shared[SHARED_PLAN].plan;
-}
-
-/** The Profiles whose pages this build renders: those with no kept page. */
-export function profilesToRender(data: SiteData): ProfileEntry[] {
-  const plan = planProfilePages(data);
-  return plan ? data.profiles.filter((entry) => !plan.bySlug.get(entry.slug)?.pageKept) : data.profiles;
+  if (made?.data !== data) made = { data, plan: makePlan(data) };
+  return made.plan;
 }
 
 /** This build's plan, once made; null when nothing is kept. */
 export function profilePagePlan(): ProfilePagePlan | null {
-  return shared[SHARED_PLAN]?.plan ?? null;
+  return made?.plan ?? null;
 }

@@ -4,7 +4,7 @@ import { Html, html } from '../html.js';
 import { BOUNDARIES, boundaryMeaning } from '../profile-view.js';
 
 /**
- * The latency distribution: the headline boundary, the ECDF of every boundary (drawn by profileEcdf), each boundary's statistics, and what
+ * The latency distribution: the headline boundary, the ECDF of every boundary (drawn by latencyEcdf), each boundary's statistics, and what
  * each boundary measures (once, under the table: a row's tooltip repeated it).
  */
 export function latencyHtml(entry: ProfileEntry, ecdf: { svg: string } | null): Html {
