@@ -123,7 +123,19 @@ describe('resident batches: load_samples and run', () => {
     expect(general.header.rss_peak_bytes).toBeGreaterThan(1_000_000);
   });
 
-  it('answers back-to-back runs through the shared page, and a run that outlasts the wait there once, on the frame stream', async () => {
+  it('answers back-to-back runs through the shared page once the worker polls it', async () => {
+    const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, label: 'echo worker' });
+    clients.push(client);
+    expect((await client.call('hello')).header.doorbell).toBe(true);
+    await client.call('load', { model_path: '/m.onnx', batch_size: 2, device: 'cpu', options: { mode: 'busy_value' }, inputs: [], precision: 'fp32' });
+    await client.call('load_samples', { batches: 1 }, batches(1).flatMap((b) => Object.entries(b).map(([name, t]) => ({ name, ...t }))));
+    // A worker the machine does not schedule within the page's wait is answered on the frame stream instead (the
+    // next test), so on a busy machine it can take many runs before one reaches the page; on a quiet one, the second.
+    for (let i = 0; i < 5000 && client.runsThroughDoorbell === 0; i++) expect(await client.run(0)).toBeLessThan(3e6);
+    expect(client.runsThroughDoorbell).toBeGreaterThan(0);
+  });
+
+  it('runs each run once however it is answered, and a run that outlasts the page\'s wait once, on the frame stream', async () => {
     const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, label: 'echo worker' });
     clients.push(client);
     const hello = await client.call('hello');
@@ -133,10 +145,9 @@ describe('resident batches: load_samples and run', () => {
     const resident = batches(4, 3).flatMap((b) => Object.entries(b).map(([name, t]) => ({ name, ...t })));
     await client.call('load_samples', { batches: 4 }, resident);
     // The first run goes as a frame (the worker polls only after a run); how many of the rest reach the page depends
-    // on how busy the machine is, but back to back some do.
+    // on how busy the machine is (the test above sees that some do).
     for (let i = 0; i < 20; i++) expect(await client.run(0)).toBeLessThan(3e6);
     const throughPage = client.runsThroughDoorbell;
-    expect(throughPage).toBeGreaterThanOrEqual(1);
     expect(throughPage).toBeLessThanOrEqual(19);
     // Batch 3 spins 9 ms, past the page's wait (3 times the fastest run + 1 ms): the client sends it as a frame too.
     expect(await client.run(3)).toBeGreaterThanOrEqual(9e6);
