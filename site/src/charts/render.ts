@@ -122,13 +122,14 @@ function compactLine(d: string): string {
     const px = tenth(d.slice(at + 1, comma));
     const py = tenth(d.slice(comma + 1, end));
     at = end;
+    if (px === x && py === y && command !== 'M') continue;
+    const pxTenths = px === x ? xTenths : Math.round(Number(px) * 10);
+    const pyTenths = py === y ? yTenths : Math.round(Number(py) * 10);
     if (command === 'M') out += `M${px},${py}`;
-    else if (px === x && py === y) continue;
-    else if (py === y) out += shorter(`H${px}`, `h${step(xTenths, Math.round(Number(px) * 10))}`);
-    else if (px === x) out += shorter(`V${py}`, `v${step(yTenths, Math.round(Number(py) * 10))}`);
+    else if (py === y) out += shorter(`H${px}`, `h${step(xTenths, pxTenths)}`);
+    else if (px === x) out += shorter(`V${py}`, `v${step(yTenths, pyTenths)}`);
     else out += `L${px},${py}`;
-    if (px !== x) [x, xTenths] = [px, Math.round(Number(px) * 10)];
-    if (py !== y) [y, yTenths] = [py, Math.round(Number(py) * 10)];
+    [x, xTenths, y, yTenths] = [px, pxTenths, py, pyTenths];
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import type { PublishedProfile } from '@pbh/core';
+import { Html } from './html.js';
 import { pageError, type Scrub } from './scrub.js';
 
 /** Why a Profile has no result, one cause each, in the order an engine page lists them. */
@@ -106,4 +107,9 @@ export function explainFailure(p: PublishedProfile, scrub: Scrub): Explanation |
     return explained('config', 'The config asks this cell for something the engine or model cannot do.', 'Change the config as the message says, or exclude the cell.');
   }
   return explained('other', `${engine} failed.`, "Run the cell alone with the Reproduce command; the stderr and stack are in this Profile's JSON (error_detail).");
+}
+
+/** A fix's words as markup: its `code` spans as <code>, everything else escaped. */
+export function fixHtml(fix: string): Html {
+  return new Html(fix.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`).replace(/`([^`]+)`/g, '<code>$1</code>'));
 }

@@ -1,5 +1,6 @@
 import type { Precision, ProfileStatus, PublishedProfile } from '@pbh/core';
 import { fmtNum } from './format.js';
+import { html, type Html } from './html.js';
 
 /**
  * The executed precision, with what was asked for when the runtime did something else ("fp32 (asked bf16)"):
@@ -44,3 +45,8 @@ export const STATUS_TEXT: Record<ProfileStatus, string> = {
   skipped: 'skipped',
   invalid_output: 'invalid output',
 };
+
+/** A status as the site's badge (site.css colours `status-<status>`). */
+export function statusHtml(status: ProfileStatus): Html {
+  return html`<span class="status status-${status}">${STATUS_TEXT[status]}</span>`;
+}

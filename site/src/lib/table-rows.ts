@@ -3,7 +3,7 @@ import type { ProfileEntry } from './data.js';
 import { escapeXml } from './escape.js';
 import { CAUSES, explainFailure, type Cause } from './explain.js';
 import { DASH, fmtDay, fmtNum, fmtPct } from './format.js';
-import { STATUS_TEXT, verdictText } from './labels.js';
+import { statusHtml, verdictText } from './labels.js';
 import type { RowGroup } from './leaderboard.js';
 import { noiseOf } from './noise.js';
 import { scrubberFor } from './scrub.js';
@@ -76,7 +76,7 @@ function failedRow(p: ProfileEntry, root: string): string {
   const cause = explained ? `<b title="${escapeXml(explained.fix)}">${CAUSES[explained.cause]}</b>: ` : '';
   return (
     `<tr class="x"><td>${engineCell(p)}<td>${escapeXml(p.engine_device)}` +
-    `<td colspan="${COLUMNS - 4}"><span class="status status-${p.status}">${STATUS_TEXT[p.status]}</span> ${cell}. ${cause}${escapeXml(reason)}` +
+    `<td colspan="${COLUMNS - 4}">${statusHtml(p.status).value} ${cell}. ${cause}${escapeXml(reason)}` +
     profileLink(p, root)
   );
 }

@@ -23,14 +23,6 @@ const RESERVED_FIELDS = ['id', 'cmd', 'tensors'] as const;
  */
 const DOORBELL_BUDGET_SHARE = 3;
 const DOORBELL_SLACK_NS = 1_000_000;
-/**
- * Runs whose fastest so far took longer go as frames (pbh_worker/doorbell.py POLL_AFTER_NS, the same bound): the
- * client polls through the whole run, and beside a runtime whose threads fill every core that polling slowed runs of
- * ~0.5 ms to several (`pbh run` of digits b32 on OpenVINO, two threads on two vCPUs), while the two wake-ups of a
- * frame cost little next to such a run. Sleeping through part of it is no way out: a timed sleep overshoots by
- * 80-220 µs here.
- */
-const DOORBELL_MAX_RUN_NS = 200_000;
 
 export interface WorkerSpawnOptions {
   /** Python interpreter (usually the project venv's, see `findVenvPython`). */
@@ -215,8 +207,9 @@ export class WorkerClient implements Killable {
     const seq = ++this.runSeq;
     const bell = this.doorbell;
     // Only an index the page can carry; anything else goes as a frame, whose reply says what is wrong with it.
-    const short = this.fastestRunNs <= DOORBELL_MAX_RUN_NS;
-    if (bell && short && Number.isSafeInteger(index) && index >= 0 && this.doorbellOpen && this.pending.size === 0 && !this.exit && bell.polled()) {
+    // Which runs go through the page is the worker's call (word 6: it polls only after short runs, doorbell.py); a
+    // run is rung there only once one has been timed, which sets its budget.
+    if (bell && Number.isFinite(this.fastestRunNs) && Number.isSafeInteger(index) && index >= 0 && this.doorbellOpen && this.pending.size === 0 && !this.exit && bell.polled()) {
       bell.ring(index, seq);
       const until = process.hrtime.bigint() + BigInt(Math.round(this.fastestRunNs * DOORBELL_BUDGET_SHARE + DOORBELL_SLACK_NS));
       const engineNs = bell.await(seq, until);

@@ -1,6 +1,6 @@
 import { agreementWhy } from '../accuracy.js';
 import type { ProfileEntry } from '../data.js';
-import { STATUS_TEXT } from '../labels.js';
+import { statusHtml } from '../labels.js';
 import { fmtCount, fmtDate, fmtFlops, fmtMiB, fmtNum, fmtPct } from '../format.js';
 import { html, type Html } from '../html.js';
 import { noiseOf } from '../noise.js';
@@ -19,7 +19,7 @@ export function profileTitle(entry: ProfileEntry): string {
 
 /** The heading, what the Profile is and where its model, engine, run and History series are. */
 export function headHtml(entry: ProfileEntry, root: string): Html {
-  return html`<h1>${profileTitle(entry)} <span class="status status-${entry.status}">${STATUS_TEXT[entry.status]}</span></h1>
+  return html`<h1>${profileTitle(entry)} ${statusHtml(entry.status)}</h1>
 <p class="lead">Profile <code>${entry.profile_id}</code>, measured ${fmtDate(entry.created_at)} in run <a href="${root}runs/${runSlug(entry.run_id)}.html">${entry.run_name ?? entry.run_id}</a>. Model page: <a href="${root}models/${entry.modelSlug}.html">${entry.model_name}</a>; engine page: <a href="${root}engines/${entry.engineSlug}.html">${entry.engine_name}</a>${entry.status === 'ok' && html`; history of this cell: <a href="${root}history/${entry.seriesSlug}.html">${entry.seriesKey}</a>`}.</p>`;
 }
 
