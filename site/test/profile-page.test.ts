@@ -3,11 +3,8 @@ import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
 import type { ProfileEntry, SiteData } from '../src/lib/data.js';
 import { html, Html } from '../src/lib/html.js';
+import { latencyEcdf } from '../src/lib/profile-view.js';
 import { configsOfRun, runConfigHref, splitConfig } from '../src/lib/run-configs.js';
-
-// Draw every chart here: a cached one would be whatever an earlier build stored.
-process.env.PBH_SITE_CHART_CACHE = 'off';
-const { latencyEcdf } = await import('../src/lib/profile-view.js');
 
 describe('html``: the Profile page written as strings', () => {
   it('escapes every interpolated string, in text and in double-quoted attributes', () => {

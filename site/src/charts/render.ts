@@ -17,13 +17,7 @@ export interface ChartSpec {
   /** How many data rows the chart draws as dots (or bars): the browser tests compare it with the marks drawn. */
   rows: number;
   plot: Plot.PlotOptions;
-  /**
-   * A colour legend written here instead of Plot's: one coloured box per entry drawn by site.css from `--c`, ~50 bytes
-   * an entry where Plot's swatch is an SVG of ~130 (the Profile page's ECDF, one per Profile). Plot's legend is off.
-   */
-  swatches?: { label: string; color: string }[];
 }
-
 
 /**
  * Plot's class prefix, fixed so that the rules Plot would inline into every chart (two <style> blocks, ~1 KB) are in
@@ -31,22 +25,30 @@ export interface ChartSpec {
  */
 export const PLOT_CLASS = 'pbh-plot';
 
-/** Plot's figure (legends and the SVG) or bare SVG as an HTML string, with role="img", a title and a description. */
-export function renderChart(spec: ChartSpec): string {
-  const plotted = Plot.plot({
+/** Plot's figure or SVG for `options`, 640 × 300 unless they say otherwise, without the <style> Plot inlines. */
+export function plotted(options: Plot.PlotOptions): Element & Plot.Plot {
+  const node = Plot.plot({
     width: 640,
     height: 300,
     // No inline style: the SVG's font size, background and overflow are .chart-svg's in site.css, once for every chart.
-    ...spec.plot,
+    ...options,
     className: PLOT_CLASS,
     // linkedom's Document implements the part of the DOM Plot calls; its type is not lib.dom's.
     document: document as unknown as Document,
   });
-  const node = spec.swatches ? withSwatches(plotted, spec.swatches) : plotted;
+  for (const style of [...node.querySelectorAll('style')]) style.remove();
+  return node as unknown as Element & Plot.Plot;
+}
+
+/** A chart's id as it names elements and fragments: letters, digits, `_` and `-`. */
+export const chartId = (id: string): string => id.replace(/[^A-Za-z0-9_-]/g, '_');
+
+/** Plot's figure (legends and the SVG) or bare SVG as an HTML string, with role="img", a title and a description. */
+export function renderChart(spec: ChartSpec): string {
+  const node = plotted(spec.plot);
   const svg = node.tagName.toLowerCase() === 'svg' ? node : node.querySelector(':scope > svg');
   if (!svg) throw new Error(`Chart ${spec.id}: Observable Plot returned no SVG.`);
-  for (const style of [...node.querySelectorAll('style')]) style.remove();
-  const safeId = spec.id.replace(/[^A-Za-z0-9_-]/g, '_');
+  const safeId = chartId(spec.id);
   svg.setAttribute('role', 'img');
   svg.setAttribute('aria-labelledby', `${safeId}-t ${safeId}-d`);
   svg.setAttribute('class', `${svg.getAttribute('class') ?? ''} chart-svg`.trim());
@@ -61,25 +63,6 @@ export function renderChart(spec: ChartSpec): string {
   node.setAttribute('data-chart', safeId);
   node.setAttribute('data-rows', String(spec.rows));
   return compactTicks(roundGeometry(node.outerHTML));
-}
-
-/** Plot's figure markup around a bare SVG, with the legend above it: the same structure as Plot's own legends. */
-function withSwatches(svg: Element, swatches: { label: string; color: string }[]): Element {
-  const figure = document.createElement('figure');
-  figure.setAttribute('class', `${PLOT_CLASS}-figure`);
-  figure.setAttribute('style', 'max-width:initial');
-  const legend = document.createElement('div');
-  legend.setAttribute('class', `${PLOT_CLASS}-swatches ${PLOT_CLASS}-swatches-wrap`);
-  for (const { label, color } of swatches) {
-    const swatch = document.createElement('span');
-    swatch.setAttribute('class', `${PLOT_CLASS}-swatch`);
-    swatch.setAttribute('style', `--c:${color}`);
-    swatch.textContent = label;
-    legend.appendChild(swatch);
-  }
-  figure.appendChild(legend);
-  figure.appendChild(svg);
-  return figure as unknown as Element;
 }
 
 const GEOMETRY = / (d|x|y|x1|x2|y1|y2|cx|cy|r|width|height|transform|points)="([^"]*)"/g;
@@ -103,35 +86,37 @@ function step(tenthsFrom: number, tenthsTo: number): string {
 const shorter = (absolute: string, relative: string): string => (relative.length < absolute.length ? relative : absolute);
 
 /**
- * A line of absolute M/L steps (Plot's lines, the ECDF's step-after curve above all), each coordinate to a tenth of a
- * pixel, rewritten with H and V where a step is horizontal or vertical (relative h and v where shorter), repeated
- * points dropped: the same path in well under half the bytes. Diagonal steps stay absolute L, one per point. Read
- * in one pass: a regular expression a point was most of a Profile page's chart time.
+ * A polyline through points given in whole tenths of a pixel, as path data: H and V where a step is horizontal or
+ * vertical (relative h and v where shorter), repeated points dropped, absolute L for a diagonal step. A step-after
+ * ECDF line takes well under half the bytes Plot's M/L steps would.
  */
+export function compactPath(xTenths: ArrayLike<number>, yTenths: ArrayLike<number>): string {
+  let [x, y] = [xTenths[0]!, yTenths[0]!];
+  let out = `M${x / 10},${y / 10}`;
+  for (let i = 1; i < xTenths.length; i++) {
+    const [px, py] = [xTenths[i]!, yTenths[i]!];
+    if (px === x && py === y) continue;
+    if (py === y) out += shorter(`H${px / 10}`, `h${step(x, px)}`);
+    else if (px === x) out += shorter(`V${py / 10}`, `v${step(y, py)}`);
+    else out += `L${px / 10},${py / 10}`;
+    [x, y] = [px, py];
+  }
+  return out;
+}
+
+/** A line of absolute M/L steps as Plot writes it, read in one pass (a regular expression a point was slower), compacted. */
 function compactLine(d: string): string {
-  let out = '';
-  let x = '';
-  let y = '';
-  let xTenths = 0;
-  let yTenths = 0;
+  const xs: number[] = [];
+  const ys: number[] = [];
   for (let at = 0; at < d.length; ) {
-    const command = d[at]!;
     const comma = d.indexOf(',', at);
     let end = comma + 1;
     while (end < d.length && d[end] !== 'L') end++;
-    const px = tenth(d.slice(at + 1, comma));
-    const py = tenth(d.slice(comma + 1, end));
+    xs.push(Math.round(Number(d.slice(at + 1, comma)) * 10));
+    ys.push(Math.round(Number(d.slice(comma + 1, end)) * 10));
     at = end;
-    if (px === x && py === y && command !== 'M') continue;
-    const pxTenths = px === x ? xTenths : Math.round(Number(px) * 10);
-    const pyTenths = py === y ? yTenths : Math.round(Number(py) * 10);
-    if (command === 'M') out += `M${px},${py}`;
-    else if (py === y) out += shorter(`H${px}`, `h${step(xTenths, pxTenths)}`);
-    else if (px === x) out += shorter(`V${py}`, `v${step(yTenths, pyTenths)}`);
-    else out += `L${px},${py}`;
-    [x, xTenths, y, yTenths] = [px, pxTenths, py, pyTenths];
   }
-  return out;
+  return compactPath(xs, ys);
 }
 
 /**
@@ -139,7 +124,7 @@ function compactLine(d: string): string {
  * screen shows. Rounding the geometry attributes (never text, titles or data attributes) and compacting lines
  * (compactLine) takes well over half off a Profile page's chart, which is most of the page at 10,000 Profiles.
  */
-function roundGeometry(html: string): string {
+export function roundGeometry(html: string): string {
   return html.replace(GEOMETRY, (all, name: string, value: string) => {
     if (name === 'd' && POLYLINE.test(value)) return ` d="${compactLine(value)}"`;
     return value.includes('.') ? ` ${name}="${value.replace(LONG_DECIMAL, tenth)}"` : all;
@@ -155,7 +140,7 @@ const GRID = /(<g [^>]*aria-label="[xy]-grid"[^>]*>)((?:<line y2="-?[\d.]+" y1="
  * An axis' ticks (one translated path each) and its grid (one <line> each) as one path per group: the same strokes
  * in a third of the bytes. Only Plot's plain forms are rewritten; a group with anything else is left as it is.
  */
-function compactTicks(html: string): string {
+export function compactTicks(html: string): string {
   return html
     .replace(TICKS, (_all, open: string, ticks: string) =>
       `${open}<path d="${[...ticks.matchAll(TICK)].map(([, step, x, y]) => `M${x},${y}${step!.toLowerCase()}`).join('')}"/></g>`)

@@ -1,6 +1,7 @@
 import type { Boundary, SampleColumns, ScenarioResult, StoredProfile } from '@pbh/core';
 import * as Plot from '@observablehq/plot';
-import { renderChart } from '../charts/render.js';
+import { framedChart } from '../charts/framed.js';
+import { stepAfterLines } from '../charts/step-lines.js';
 import { fmtNum } from './format.js';
 
 /**
@@ -65,7 +66,7 @@ export function lastBatchText(lastBatch: StoredProfile['workload']['last_batch']
  */
 const ECDF_POINTS = 64;
 
-/** A line's quantiles at every 1/ECDF_POINTS (every sample where there are fewer): x in ms, y the fraction at or below. */
+/** A line's quantiles at every 1/ECDF_POINTS (every sample where there are fewer): x in ms, y the percentage at or below. */
 function ecdfPoints(sortedMs: Float64Array): { x: number[]; y: number[] } {
   const n = sortedMs.length;
   const x: number[] = [];
@@ -74,37 +75,51 @@ function ecdfPoints(sortedMs: Float64Array): { x: number[]; y: number[] } {
   for (let k = 1; k <= steps; k++) {
     const i = n <= ECDF_POINTS ? k - 1 : Math.min(n - 1, Math.ceil((k / ECDF_POINTS) * n) - 1);
     x.push(sortedMs[i]!);
-    y.push((i + 1) / n);
+    y.push((100 * (i + 1)) / n);
   }
   return { x, y };
 }
 
-/**
- * A log axis' ticks at 1, 2 and 5 times a power of ten: Plot's own put a tick (most unlabelled) at every integer
- * multiple, 18 of them on a typical ECDF, the largest part of the chart after its lines.
- */
-function logTicks(min: number, max: number): number[] | undefined {
-  const ticks: number[] = [];
-  for (let power = Math.floor(Math.log10(min)); power <= Math.ceil(Math.log10(max)); power++) {
-    for (const m of [1, 2, 5]) {
-      const tick = m * 10 ** power;
-      if (tick >= min && tick <= max) ticks.push(Number(tick.toPrecision(1)));
-    }
+/** 1, 2 and 5 times each power of ten from below `min` to above `max`, in order. */
+function oneTwoFive(min: number, max: number): number[] {
+  const values: number[] = [];
+  for (let power = Math.floor(Math.log10(min)) - 1; power <= Math.ceil(Math.log10(max)); power++) {
+    for (const m of [1, 2, 5]) values.push(Number((m * 10 ** power).toPrecision(1)));
   }
-  return ticks.length >= 2 ? ticks : undefined;
+  return values;
+}
+
+/**
+ * A log axis from the 1-2-5 value at or below `min` to the one at or above `max`, ticked at each: Plot's own ticks put
+ * one (most unlabelled) at every integer multiple, 18 of them on a typical ECDF, the largest part of the chart after
+ * its lines. Ends on ticks, so that Profiles of a similar latency share one frame (framed.ts keeps it).
+ */
+function logAxis(min: number, max: number): { domain: [number, number]; ticks: number[] } {
+  const values = oneTwoFive(min, max);
+  const lo = values.findLast((v) => v <= min) ?? values[0]!;
+  const hi = values.find((v) => v >= max) ?? values[values.length - 1]!;
+  return { domain: [lo, hi], ticks: values.filter((v) => v >= lo && v <= hi) };
+}
+
+/** A linear axis over [min, max] extended to round ends at the step of about six ticks (Plot's `nice`). */
+function linearDomain(min: number, max: number): [number, number] {
+  // A single latency (one batch, or identical ones) gets a tenth either side: a zero-width domain has no ticks.
+  const [lo, hi] = max > min ? [min, max] : [min * 0.9, max * 1.1 || 1];
+  const [niceLo, niceHi] = Plot.scale({ x: { type: 'linear', domain: [lo, hi], nice: 6 } }).domain as [number, number];
+  return [niceLo, niceHi];
 }
 
 /** Boundary colours: fixed by BOUNDARIES' order, so a boundary keeps its colour on every Profile page. */
 const BOUNDARY_COLORS = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#a463f2', '#9c6b4e'];
 
 /** What the chart is drawn from: one entry per boundary. */
-export interface EcdfInput {
+interface EcdfInput {
   id: string;
   names: string[];
   colors: string[];
   lines: { x: number[]; y: number[] }[];
-  log: boolean;
-  ticks: number[] | undefined;
+  min: number;
+  max: number;
 }
 
 /** Each boundary's latencies in ms, sorted: counted, filled, then sorted as a typed array (no comparator calls). */
@@ -128,9 +143,8 @@ function ecdfInput(samples: SampleColumns, id: string): EcdfInput | null {
   const lines = present.map((b) => ecdfPoints(byBoundary.get(b.key)!));
   let [min, max] = [Infinity, -Infinity];
   for (const line of lines) [min, max] = [Math.min(min, line.x[0]!), Math.max(max, line.x[line.x.length - 1]!)];
-  const log = max / Math.max(1e-9, min) > 30;
   const colors = present.map((b) => BOUNDARY_COLORS[BOUNDARIES.indexOf(b) % BOUNDARY_COLORS.length]!);
-  return { id, names, colors, lines, log, ticks: log ? logTicks(min, max) : undefined };
+  return { id, names, colors, lines, min, max };
 }
 
 export function latencyEcdf(samples: SampleColumns, id: string): { svg: string } | null {
@@ -138,25 +152,28 @@ export function latencyEcdf(samples: SampleColumns, id: string): { svg: string }
   return input && { svg: drawEcdf(input) };
 }
 
-export function drawEcdf({ id, names, colors, lines, log, ticks }: EcdfInput): string {
-  const rows = lines.flatMap((line, i) => line.x.map((x, k) => ({ x, y: line.y[k]!, boundary: names[i]! })));
-  return renderChart({
+/** Plot's default margins for a chart with a y axis on the left and an x axis below, fixed for framed.ts. */
+const ECDF_MARGINS = { marginTop: 20, marginRight: 20, marginBottom: 30, marginLeft: 40 };
+
+function drawEcdf({ id, names, colors, lines, min, max }: EcdfInput): string {
+  const log = max / Math.max(1e-9, min) > 30;
+  const x: Plot.ScaleOptions = log
+    ? { type: 'log', ...logAxis(Math.max(1e-9, min), max), tickFormat: (v: number) => fmtNum(v) }
+    : { type: 'linear', domain: linearDomain(min, max), ticks: 6 };
+  return framedChart({
     id,
     title: 'Latency distribution per batch (ECDF)',
-    rows: rows.length,
+    rows: lines.reduce((n, line) => n + line.x.length, 0),
     description:
       `Empirical cumulative distribution of per-batch latency for ${names.join(', ')}. ` +
       `For each latency on the x axis, the y value is the fraction of batches that took at most that long.`,
     swatches: names.map((label, i) => ({ label, color: colors[i]! })),
-    plot: {
-      x: {
-        label: `Latency per batch (ms${log ? ', log scale' : ''}) →`, type: log ? 'log' : 'linear',
-        ...(ticks ? { ticks, tickFormat: (v: number) => fmtNum(v) } : { ticks: 6 }),
-      },
-      y: { label: '↑ Fraction of batches (%)', percent: true, grid: true, ticks: 5 },
-      color: { domain: names, range: colors, label: 'Boundary' },
-      marks: [Plot.line(rows, { x: 'x', y: 'y', stroke: 'boundary', curve: 'step-after', strokeWidth: 1.6 })],
+    frame: {
+      ...ECDF_MARGINS,
+      x: { ...x, label: `Latency per batch (ms${log ? ', log scale' : ''}) →` },
+      y: { label: '↑ Fraction of batches (%)', domain: [0, 100], grid: true, ticks: 5 },
     },
+    marks: (scales) => stepAfterLines(lines.map((line, i) => ({ x: line.x, y: line.y, stroke: colors[i]! })), scales, 1.6),
   });
 }
 

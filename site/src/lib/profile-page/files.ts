@@ -1,4 +1,5 @@
-import { copyFile, link, rename, writeFile } from 'node:fs/promises';
+import { copyFileSync, linkSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFile, link, rename } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import type { ProfileEntry } from '../data.js';
 import { profileDownloadText, profilePageHtml } from './page.js';
@@ -26,27 +27,44 @@ export async function fileAs(to: string, at: string): Promise<void> {
   try {
     await link(to, at);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return;
-    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK') throw error;
+    if (!copiesInstead(error)) return;
     const partial = `${at}.${process.pid}.tmp`;
     await copyFile(to, partial);
     await rename(partial, at);
   }
 }
 
-async function write({ to, keep }: ProfileFile, body: string | Buffer): Promise<void> {
-  await writeFile(to, body);
-  if (keep) await fileAs(to, keep);
+/** fileAs on the calling thread: for a page pool's thread, whose only work is its Profiles' files. */
+function fileAsNow(to: string, at: string): void {
+  try {
+    linkSync(to, at);
+  } catch (error) {
+    if (!copiesInstead(error)) return;
+    const partial = `${at}.${process.pid}.tmp`;
+    copyFileSync(to, partial);
+    renameSync(partial, at);
+  }
+}
+
+/** Whether a failed link is copied instead (another file system, or no links there); false: the name exists. */
+function copiesInstead(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EEXIST') return false;
+  if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK') throw error;
+  return true;
+}
+
+function write({ to, keep }: ProfileFile, body: string | Buffer): void {
+  writeFileSync(to, body);
+  if (keep) fileAsNow(to, keep);
 }
 
 /**
- * Renders and writes what `job` asks for (on a worker thread of pool.ts during a build). The rendering runs at once;
- * the writes go on libuv's threads while the worker renders its next job.
+ * Renders and writes what `job` asks for, on a worker thread of pool.ts during a build. The writes block the thread:
+ * it has nothing else to do, and each asynchronous write was three round trips through libuv's threads (open, write,
+ * close), which on two cores took the worker's core from rendering more than the writes themselves.
  */
-export async function writeProfileFiles(job: ProfileFilesJob): Promise<void> {
-  await Promise.all([
-    job.page && write(job.page, profilePageHtml(job.entry, job.runConfig)),
-    job.download && write(job.download, gzipSync(profileDownloadText(job.entry))),
-  ]);
+export function writeProfileFiles(job: ProfileFilesJob): void {
+  if (job.page) write(job.page, profilePageHtml(job.entry, job.runConfig));
+  if (job.download) write(job.download, gzipSync(profileDownloadText(job.entry)));
 }

@@ -97,6 +97,6 @@ export function profileFilesPool(): ProfileFilesPool {
   if (pool) return pool;
   const file = process.env.PBH_SITE_PAGE_WORKER;
   const count = threadCount();
-  pool = file && count > 0 ? startPool(file, count) : { threads: 0, write: writeProfileFiles };
+  pool = file && count > 0 ? startPool(file, count) : { threads: 0, write: async (job) => writeProfileFiles(job) };
   return pool;
 }

@@ -20,12 +20,11 @@ const EnvelopeSchema = z.object({ id: z.number(), job: z.unknown() });
 if (!parentPort) throw new Error('worker.ts runs as a worker thread of the site build (profile-page/pool.ts), not on its own.');
 const port = parentPort;
 
-port.on('message', async (message: unknown) => {
+port.on('message', (message: unknown) => {
   const { id, job } = EnvelopeSchema.parse(message);
   try {
     const checked = JobSchema.parse(job);
-    // The CPU part runs now; the writes go on libuv's threads while the next message's page renders.
-    await writeProfileFiles({ ...checked, entry: checked.entry as unknown as ProfileEntry });
+    writeProfileFiles({ ...checked, entry: checked.entry as unknown as ProfileEntry });
     port.postMessage({ id, done: true });
   } catch (error) {
     const profile = (job as { entry?: { profile_id?: unknown } } | null)?.entry?.profile_id;
