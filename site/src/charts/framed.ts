@@ -48,6 +48,8 @@ const frames = new Map<string, Frame>();
 
 const MARGINS = ['marginTop', 'marginRight', 'marginBottom', 'marginLeft'] as const;
 
+const EMPTY_TEXT = /<text [^>]*\/>/g;
+
 /** The key a frame is kept under: its options as JSON, a tick formatter by its source (it closes over nothing). */
 function frameKey(options: Plot.PlotOptions): string {
   return JSON.stringify(options, (_key, value: unknown) => (typeof value === 'function' ? String(value) : value));
@@ -67,7 +69,8 @@ function drawFrame(options: FramedChartSpec['frame']): Frame {
   return {
     scales: { x: (value) => x.apply(value) as number, y: (value) => y.apply(value) as number },
     attributes,
-    body: compactTicks(roundGeometry(svg.innerHTML)),
+    // A log axis leaves some ticks unlabelled (d3's log format keeps labels readable) as empty texts that draw nothing.
+    body: compactTicks(roundGeometry(svg.innerHTML)).replace(EMPTY_TEXT, ''),
   };
 }
 

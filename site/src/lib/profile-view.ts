@@ -83,22 +83,26 @@ function ecdfPoints(sortedMs: Float64Array): { x: number[]; y: number[] } {
 /** 1, 2 and 5 times each power of ten from below `min` to above `max`, in order. */
 function oneTwoFive(min: number, max: number): number[] {
   const values: number[] = [];
-  for (let power = Math.floor(Math.log10(min)) - 1; power <= Math.ceil(Math.log10(max)); power++) {
+  for (let power = Math.floor(Math.log10(min)); power <= Math.ceil(Math.log10(max)); power++) {
     for (const m of [1, 2, 5]) values.push(Number((m * 10 ** power).toPrecision(1)));
   }
   return values;
 }
 
+/** `value` to one significant digit, down or up (0.0137 → 0.01, 0.87 → 0.9); a hair of slack for float division. */
+function oneDigit(value: number, round: (n: number) => number, slack: number): number {
+  const unit = 10 ** Math.floor(Math.log10(value));
+  return Number((round((value / unit) * slack) * unit).toPrecision(1));
+}
+
 /**
- * A log axis from the 1-2-5 value at or below `min` to the one at or above `max`, ticked at each: Plot's own ticks put
- * one (most unlabelled) at every integer multiple, 18 of them on a typical ECDF, the largest part of the chart after
- * its lines. Ends on ticks, so that Profiles of a similar latency share one frame (framed.ts keeps it).
+ * A log axis from `min` down to one significant digit to `max` up to one, ticked at 1, 2 and 5 times each power of
+ * ten: Plot's own ticks put one (most unlabelled) at every integer multiple, 18 of them on a typical ECDF, the largest
+ * part of the chart after its lines. The rounded ends let Profiles of a similar latency share one frame (framed.ts).
  */
 function logAxis(min: number, max: number): { domain: [number, number]; ticks: number[] } {
-  const values = oneTwoFive(min, max);
-  const lo = values.findLast((v) => v <= min) ?? values[0]!;
-  const hi = values.find((v) => v >= max) ?? values[values.length - 1]!;
-  return { domain: [lo, hi], ticks: values.filter((v) => v >= lo && v <= hi) };
+  const [lo, hi] = [oneDigit(min, Math.floor, 1 + 1e-9), oneDigit(max, Math.ceil, 1 - 1e-9)];
+  return { domain: [lo, hi], ticks: oneTwoFive(lo, hi).filter((v) => v >= lo && v <= hi) };
 }
 
 /** A linear axis over [min, max] extended to round ends at the step of about six ticks (Plot's `nice`). */
@@ -171,7 +175,7 @@ function drawEcdf({ id, names, colors, lines, min, max }: EcdfInput): string {
     frame: {
       ...ECDF_MARGINS,
       x: { ...x, label: `Latency per batch (ms${log ? ', log scale' : ''}) →` },
-      y: { label: '↑ Fraction of batches (%)', domain: [0, 100], grid: true, ticks: 5 },
+      y: { label: '↑ Fraction of batches (%)', domain: [0, 100], grid: true, ticks: [0, 25, 50, 75, 100] },
     },
     marks: (scales) => stepAfterLines(lines.map((line, i) => ({ x: line.x, y: line.y, stroke: colors[i]! })), scales, 1.6),
   });
