@@ -86,7 +86,7 @@ export async function writeProfilePages(pagesDir: string, downloadsDir: string):
   const pool = profileFilesPool();
   let kept = 0;
   await inFlight(data.profiles, profilesInFlight(pool.threads), async (entry) => {
-    const files = plan?.bySlug.get(entry.slug);
+    const files = plan?.keptFor(entry);
     const cached = (ext: string): string | null => (files ? path.join(plan!.folder, `${files.key}${ext}`) : null);
     const page = { to: path.join(pagesDir, `${entry.slug}.html`), keep: cached('.html') };
     const download = { to: path.join(downloadsDir, `${entry.slug}.json.gz`), keep: cached('.json.gz') };
@@ -108,7 +108,7 @@ export async function writeProfilePages(pagesDir: string, downloadsDir: string):
 export async function pruneKeptFiles(): Promise<void> {
   const plan = profilePagePlan();
   if (!plan) return;
-  const used = new Set(plan.files.flatMap((f) => [`${f.key}.html`, `${f.key}.json.gz`]));
+  const used = new Set(plan.keys().flatMap((key) => [`${key}.html`, `${key}.json.gz`]));
   const stale = (await readdir(plan.folder)).filter((name) => !used.has(name));
   await inFlight(stale, FILE_OPS, (name) => rm(path.join(plan.folder, name), { force: true }));
 }

@@ -31,8 +31,13 @@ export interface KeptFiles {
 
 export interface ProfilePagePlan {
   folder: string;
-  files: KeptFiles[];
-  bySlug: Map<string, KeptFiles>;
+  /**
+   * What is kept for `entry`, its key hashed on the first ask: the build's first pages go to the page pool while the
+   * main thread hashes the next Profiles' keys (all of them first held every thread idle for two seconds at 10,000).
+   */
+  keptFor(entry: ProfileEntry): KeptFiles;
+  /** Every key asked for so far: once the pages are written, the files this build uses. */
+  keys(): string[];
 }
 
 /** The plan made for this build's read (siteData() gives one read per build). */
@@ -74,16 +79,25 @@ function makePlan(data: SiteData): ProfilePagePlan | null {
     // No cache yet: everything is rendered.
     present = new Set();
   }
-  const files = data.profiles.map((entry) => {
-    const key = profilePageKey(code, entry, runConfigHref(data, entry));
-    return { slug: entry.slug, key, pageKept: present.has(`${key}.html`), downloadKept: present.has(`${key}.json.gz`) };
-  });
-  return { folder, files, bySlug: new Map(files.map((f) => [f.slug, f])) };
+  const bySlug = new Map<string, KeptFiles>();
+  return {
+    folder,
+    keptFor(entry) {
+      let files = bySlug.get(entry.slug);
+      if (!files) {
+        const key = profilePageKey(code, entry, runConfigHref(data, entry));
+        files = { slug: entry.slug, key, pageKept: present.has(`${key}.html`), downloadKept: present.has(`${key}.json.gz`) };
+        bySlug.set(entry.slug, files);
+      }
+      return files;
+    },
+    keys: () => [...bySlug.values()].map((f) => f.key),
+  };
 }
 
 /**
- * Every Profile's key and what is kept for it, once per build: integrations/profile-pages.ts links the kept pages and
- * downloads in, renders the rest and keeps them, then prunes what the build did not use. Null without a folder or the
+ * What is kept for each Profile, once per build: integrations/profile-pages.ts links the kept pages and downloads in,
+ * renders the rest and keeps them, then prunes what the build did not use. Null without a folder or the
  * code hash (a build without the integration): every page is rendered, nothing is kept.
  */
 export function planProfilePages(data: SiteData): ProfilePagePlan | null {
