@@ -18,8 +18,8 @@ const CLOSE_TIMEOUT_MS = 5_000;
 const EXIT_GRACE_MS = 2_000;
 const RESERVED_FIELDS = ['id', 'cmd', 'tensors'] as const;
 /**
- * The client waits on the page until the fastest run seen times this, plus DOORBELL_SLACK_NS, then sends the run on
- * the frame stream (a worker that died or hangs is then seen there; a slow run costs one wake-up more).
+ * The client polls until the fastest run seen times this, plus DOORBELL_SLACK_NS, then sends the run on the frame
+ * stream (a worker that died or hangs is then seen there; a slow run costs one wake-up more).
  */
 const DOORBELL_BUDGET_SHARE = 3;
 const DOORBELL_SLACK_NS = 1_000_000;

@@ -104,8 +104,8 @@ export class Doorbell {
 
   /**
    * Waits on the page for the reply to `seq` until `untilNs` on hrtime, napping through the run until NAP_GUARD_NS
-   * before `expectedNs` from now, then polling. Nothing asynchronous: the caller's event loop is held for at most
-   * that long. Returns the worker's engine_ns, or undefined if no reply came (or the run failed).
+   * before `expectedNs` from now, then polling. Nothing asynchronous: the caller's event loop is held for at most that long.
+   * Returns the worker's engine_ns, or undefined if no reply came (or the run failed).
    */
   await(seq: number, expectedNs: bigint, untilNs: bigint): bigint | undefined {
     if (this.fd === undefined) return undefined;
