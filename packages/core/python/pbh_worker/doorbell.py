@@ -23,9 +23,11 @@ from typing import Callable
 MAGIC = 0x5042485F444F4F52
 IDLE_NS = 20_000_000
 # Polls only after runs this short; the client rings the page only while word 6 says the worker polls, so longer
-# runs go as frames. The client holds its event loop through a run it rung (napping through most of it, client's
-# doorbell.ts), and a frame's two wake-ups are well under 1% of a longer run.
-POLL_AFTER_NS = 100_000_000
+# runs go as frames. A client polling through a long run competes with the runtime's threads for the cores: beside a
+# runtime filling both vCPUs here it slowed runs of ~0.5 ms to several (`pbh run` of digits b32 on OpenVINO), while
+# a frame's two wake-ups cost little next to such a run; sleeping through part of it is no way out (a timed sleep
+# overshoots by 80-220 us here).
+POLL_AFTER_NS = 200_000
 # Failed runs answer engine_ns -1: the client sends the run on the frame stream, where its error reply goes.
 FAILED = -1
 _POLL_EVERY = 64

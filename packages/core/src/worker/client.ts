@@ -207,12 +207,12 @@ export class WorkerClient implements Killable {
     const seq = ++this.runSeq;
     const bell = this.doorbell;
     // Only an index the page can carry; anything else goes as a frame, whose reply says what is wrong with it.
-    // Which runs go through the page is the worker's call (word 6: it polls only after runs of at most 100 ms,
-    // doorbell.py); a run is rung there only once one has been timed, which sets its budget and when to wake.
+    // Which runs go through the page is the worker's call (word 6: it polls only after short runs, doorbell.py); a
+    // run is rung there only once one has been timed, which sets its budget.
     if (bell && Number.isFinite(this.fastestRunNs) && Number.isSafeInteger(index) && index >= 0 && this.doorbellOpen && this.pending.size === 0 && !this.exit && bell.polled()) {
       bell.ring(index, seq);
       const until = process.hrtime.bigint() + BigInt(Math.round(this.fastestRunNs * DOORBELL_BUDGET_SHARE + DOORBELL_SLACK_NS));
-      const engineNs = bell.await(seq, BigInt(Math.round(this.fastestRunNs)), until);
+      const engineNs = bell.await(seq, until);
       if (engineNs !== undefined) {
         this.doorbellAnswers++;
         return this.ran(Number(engineNs));

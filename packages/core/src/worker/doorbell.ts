@@ -1,7 +1,6 @@
-import { closeSync, existsSync, openSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isMainThread } from 'node:worker_threads';
 
 /**
  * `run` through a shared page (the worker's side: pbh_worker/doorbell.py). A round trip through the frame stream
@@ -17,31 +16,7 @@ const MAGIC = 0x5042485f444f4f52n;
 const PAGE_BYTES = 56;
 /** engine_ns the worker answers for a run that raised: the run goes to the frame stream, where its error reply does. */
 const FAILED = -1n;
-/**
- * How the client waits through a run it rang: asleep until NAP_GUARD_NS before the run's expected end (its fastest
- * run), then polling without a pause for up to SPIN_NS, then polling with NAP_MS naps until its budget. A client
- * polling through a whole run beside a runtime whose threads fill every core slowed the run it waited for (`pbh run`
- * of digits b32 on OpenVINO, two threads on two vCPUs: ~0.5 ms runs answered after 2.6-3.9 ms), and a frame's two
- * wake-ups after a run of a few milliseconds cost 100-600 µs here. With a 1 ns timer slack a nap overshot by 31 µs
- * p50, 65 µs p99 (10 µs naps) and by ~100 µs p50, ~190 µs p99 (1-9 ms naps), hence the guard.
- */
-const NAP_GUARD_NS = 150_000n;
-const SPIN_NS = 200_000n;
-const NAP_MS = 0.01;
 let made = 0;
-
-/**
- * The main thread's timer slack to 1 ns (Linux keeps it per process leader in /proc/self): a nap's overshoot is then
- * the wake-up's alone. Best effort: a client on a worker thread, or off Linux, keeps the default and naps longer.
- */
-function tightenTimerSlack(): void {
-  if (!isMainThread) return;
-  try {
-    writeFileSync('/proc/self/timerslack_ns', '1');
-  } catch {
-    // Not Linux, or not allowed: Linux's default slack (50 µs) stays.
-  }
-}
 
 export class Doorbell {
   readonly path: string;
@@ -49,12 +24,10 @@ export class Doorbell {
   private readonly request = new BigInt64Array(3);
   private readonly requestBytes = new Uint8Array(this.request.buffer);
   private readonly reply = new BigInt64Array(4);
-  private readonly nap = new Int32Array(new SharedArrayBuffer(4));
   private readonly replyBytes = new Uint8Array(this.reply.buffer);
 
   /** A fresh zeroed page under /dev/shm (else the temp folder), or undefined where none can be made. */
   static create(): Doorbell | undefined {
-    tightenTimerSlack();
     const folder = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
     const path = join(folder, `pbh-doorbell-${process.pid}-${++made}`);
     try {
@@ -103,28 +76,17 @@ export class Doorbell {
   }
 
   /**
-   * Waits on the page for the reply to `seq` until `untilNs` on hrtime, napping through the run until NAP_GUARD_NS
-   * before `expectedNs` from now, then polling. Nothing asynchronous: the caller's event loop is held for at most that long.
-   * Returns the worker's engine_ns, or undefined if no reply came (or the run failed).
+   * Polls the page for the reply to `seq` until `untilNs` on hrtime. Nothing asynchronous: the caller's event loop is
+   * held for at most that long. Returns the worker's engine_ns, or undefined if no reply came (or the run failed).
    */
-  await(seq: number, expectedNs: bigint, untilNs: bigint): bigint | undefined {
+  await(seq: number, untilNs: bigint): bigint | undefined {
     if (this.fd === undefined) return undefined;
     const want = BigInt(seq);
     const reply = this.reply;
-    const start = process.hrtime.bigint();
-    const wakeAt = start + expectedNs - NAP_GUARD_NS;
-    let spinFrom = -1n;
     for (;;) {
       readSync(this.fd, this.replyBytes, 0, 24, 24);
       if (reply[1] === want && reply[2] === (MAGIC ^ reply[0]! ^ reply[1]!)) return reply[0] === FAILED ? undefined : reply[0];
-      const now = process.hrtime.bigint();
-      if (now > untilNs) return undefined;
-      if (now < wakeAt) {
-        Atomics.wait(this.nap, 0, 0, Math.max(NAP_MS, Number(wakeAt - now) / 1e6));
-        continue;
-      }
-      if (spinFrom < 0n) spinFrom = now;
-      if (now - spinFrom > SPIN_NS) Atomics.wait(this.nap, 0, 0, NAP_MS);
+      if (process.hrtime.bigint() > untilNs) return undefined;
     }
   }
 }
