@@ -5,8 +5,8 @@ import { writeProfileFiles, type ProfileFilesJob } from './files.js';
 
 /**
  * Profile pages and downloads written on worker threads, one per core, beside the build's main thread: drawing a
- * Profile's ECDF (Observable Plot with linkedom, a few milliseconds) and rendering its page is per-Profile work that
- * needs nothing but the Profile, and as Astro routes 10,000 of them kept the main thread busy for most of the build.
+ * Profile's ECDF, rendering its page and compressing its download is per-Profile work (~1 ms) that needs nothing but
+ * the Profile, and as Astro routes 10,000 of them kept the main thread busy for most of the build.
  * The build integration bundles `worker.ts` and names the file in PBH_SITE_PAGE_WORKER; without it (unit tests) or
  * with PBH_SITE_PAGE_THREADS=0 the files are written in the calling thread.
  */
@@ -41,8 +41,9 @@ function threadCount(): number {
 }
 
 /**
- * A young generation of 192 MB (semi-spaces of 64): a Profile page's chart allocates a DOM's worth of short-lived
- * objects, and with V8's default (16 MB semi-spaces) scavenges were a third of a page's time.
+ * A young generation of 192 MB (semi-spaces of 64): when every Profile page's chart was a whole Plot figure in a DOM,
+ * V8's default (16 MB semi-spaces) made scavenges a third of a page's time. With the chart's frame kept
+ * (charts/framed.ts) a page allocates far less; the size was not measured again since.
  */
 const YOUNG_GENERATION_MB = 192;
 
