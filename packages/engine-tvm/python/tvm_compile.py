@@ -226,5 +226,14 @@ def to_device(array: np.ndarray, device: tvm.runtime.Device) -> Any:
     return tvm.runtime.tensor(np.ascontiguousarray(array), device)
 
 
+def shared_on_device(array: np.ndarray, device: tvm.runtime.Device) -> Any:
+    """A device tensor over `array`'s own memory where TVM can take it (the CPU, C order, 64-byte aligned: the worker
+    aligns resident batches so), else a copy. Resident batches are read in place as a deployment hands TVM its own
+    buffers; a copy of a large performance set into fresh memory cost ~15 ms per 64 MiB here."""
+    if device.dlpack_device_type() == tvm.cpu().dlpack_device_type() and array.flags.c_contiguous and array.flags.writeable and array.ctypes.data % 64 == 0:
+        return tvm.runtime.from_dlpack(array)
+    return to_device(array, device)
+
+
 def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -240,8 +240,9 @@ class TVMRuntime(Runtime):
         compile_ms = facts["import_ms"] + facts["build_ms"] + tune_s * 1000
         return executable, facts, executed, compile_ms
 
-    def _args(self, inputs: dict[str, np.ndarray], reuse: bool = False) -> list[Any]:
-        """Device tensors for `inputs`; reuse=True copies into buffers kept across infer calls (no allocation)."""
+    def _args(self, inputs: dict[str, np.ndarray], reuse: bool = False, shared: bool = False) -> list[Any]:
+        """Device tensors for `inputs`; reuse=True copies into buffers kept across infer calls (no allocation),
+        shared=True wraps the arrays' own memory where TVM can (resident batches, which the worker keeps)."""
         if reuse and len(self.input_buffers) != len(self.inputs):
             self.input_buffers = [tvm.runtime.empty(spec.shape, spec.dtype, self.device) for spec in self.inputs]
         args = []
@@ -258,6 +259,8 @@ class TVMRuntime(Runtime):
             if reuse:
                 self.input_buffers[index].copyfrom(np.ascontiguousarray(array))
                 args.append(self.input_buffers[index])
+            elif shared:
+                args.append(tvm_compile.shared_on_device(array, self.device))
             else:
                 args.append(tvm_compile.to_device(array, self.device))
         return args
@@ -274,7 +277,7 @@ class TVMRuntime(Runtime):
         samples = []
         for index, batch in enumerate(batches):
             try:
-                samples.append(self._args(batch))
+                samples.append(self._args(batch, shared=True))
             except WorkerError as e:
                 raise WorkerError(e.kind, f"resident batch {index}: {e.message}") from e
         self.samples = samples

@@ -23,7 +23,7 @@ from .doorbell import FAILED, Doorbell
 from .errors import ProtocolError, WorkerError
 from .runtime import Runtime
 
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 _now = time.perf_counter_ns
 _PR_SET_PDEATHSIG = 1
 # ru_maxrss is KiB on Linux and bytes on macOS.

@@ -9,6 +9,7 @@ import { encodeFrame, FrameDecoder, FrameError, type Frame, type NamedTensor } f
 import { trackWorker, untrackWorker, type Killable } from './orphans.js';
 import { errorReplySchema, replySchemas, type Command, type FrameHeader } from './protocol.js';
 import { StderrTail } from './stderr-tail.js';
+import { removeTensorFile, writeTensorFile } from './tensor-file.js';
 
 /** Folder holding the `pbh_worker` Python package (put on the worker's PYTHONPATH). */
 export const WORKER_PYTHON_DIR = fileURLToPath(new URL('../../python/', import.meta.url));
@@ -16,7 +17,7 @@ export const WORKER_PYTHON_DIR = fileURLToPath(new URL('../../python/', import.m
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 const CLOSE_TIMEOUT_MS = 5_000;
 const EXIT_GRACE_MS = 2_000;
-const RESERVED_FIELDS = ['id', 'cmd', 'tensors'] as const;
+const RESERVED_FIELDS = ['id', 'cmd', 'tensors', 'bytes_file'] as const;
 /**
  * The client polls until the fastest run seen times this, plus DOORBELL_SLACK_NS, then sends the run on the frame
  * stream (a worker that died or hangs is then seen there; a slow run costs one wake-up more).
@@ -41,6 +42,11 @@ export interface WorkerSpawnOptions {
 
 export interface RequestOptions {
   timeoutMs?: number;
+  /**
+   * Send the tensors' bytes through a file under /dev/shm (tensor-file.ts) rather than the stream, where one can be
+   * written: for bulk moves (`load_samples`), not for a call per batch, which a file's create and unlink would slow.
+   */
+  bytesThroughFile?: boolean;
 }
 
 export interface Reply<H = FrameHeader> {
@@ -177,11 +183,22 @@ export class WorkerClient implements Killable {
     const id = this.nextId++;
     if (cmd === 'load' || cmd === 'load_samples') this.fastestRunNs = Infinity;
     let chunks: Buffer[];
+    let bytesFile: string | undefined;
     try {
-      chunks = encodeFrame({ id, cmd, ...fields }, tensors);
+      bytesFile = options.bytesThroughFile && tensors.length > 0 ? writeTensorFile(tensors) : undefined;
+      chunks = encodeFrame({ id, cmd, ...fields }, tensors, bytesFile);
     } catch (error) {
+      if (bytesFile !== undefined) removeTensorFile(bytesFile);
       return Promise.reject(error);
     }
+    if (bytesFile !== undefined) {
+      const file = bytesFile;
+      return this.send(id, cmd, chunks, options).finally(() => removeTensorFile(file));
+    }
+    return this.send(id, cmd, chunks, options);
+  }
+
+  private send(id: number, cmd: string, chunks: Buffer[], options: RequestOptions): Promise<Reply> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     return new Promise<Reply>((resolve, reject) => {
       const deadline = Number.isFinite(timeoutMs) ? performance.now() + timeoutMs : Infinity;

@@ -42,18 +42,19 @@ function checkTensor(t: NamedTensor): void {
 /**
  * A request frame as the chunks to write: the header line, then one view per tensor onto its own memory
  * (no copy). `tensors` is added to the header only when there are some, so a header-only request is exactly
- * `JSON.stringify(head)` (the worker's `run` fast path matches that spelling).
+ * `JSON.stringify(head)` (the worker's `run` fast path matches that spelling). With `bytesFile` (tensor-file.ts) the
+ * bytes lie in that file and the frame is the header line alone.
  */
-export function encodeFrame(head: Record<string, unknown>, tensors: readonly NamedTensor[]): Buffer[] {
+export function encodeFrame(head: Record<string, unknown>, tensors: readonly NamedTensor[], bytesFile?: string): Buffer[] {
   if (tensors.length === 0) return [Buffer.from(`${JSON.stringify(head)}\n`, 'utf8')];
   const specs: TensorHeader[] = [];
   const chunks: Buffer[] = [];
   for (const t of tensors) {
     checkTensor(t);
     specs.push({ name: t.name, dtype: t.dtype, shape: t.dims, nbytes: t.data.byteLength });
-    if (t.data.byteLength > 0) chunks.push(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+    if (t.data.byteLength > 0 && bytesFile === undefined) chunks.push(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
   }
-  const line = Buffer.from(`${JSON.stringify({ ...head, tensors: specs })}\n`, 'utf8');
+  const line = Buffer.from(`${JSON.stringify({ ...head, tensors: specs, ...(bytesFile === undefined ? {} : { bytes_file: bytesFile }) })}\n`, 'utf8');
   return [line, ...chunks];
 }
 

@@ -209,7 +209,7 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
 
       async loadResident(batches: TensorMap[]): Promise<void> {
         const tensors = batches.flatMap(toWire);
-        const { header } = await client.call('load_samples', { batches: batches.length }, tensors, { timeoutMs: timeouts.loadSamples });
+        const { header } = await client.call('load_samples', { batches: batches.length }, tensors, { timeoutMs: timeouts.loadSamples, bytesThroughFile: true });
         const sent = tensors.reduce((n, t) => n + t.data.byteLength, 0);
         if (header.batches !== batches.length || header.bytes !== sent) {
           throw new Error(`${name} worker kept ${header.batches} batches (${header.bytes} bytes) of the ${batches.length} (${sent} bytes) sent`);

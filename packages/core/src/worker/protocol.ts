@@ -15,7 +15,7 @@ import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
  * 6: `run` may carry `seq` and come through a shared page as well (PBH_DOORBELL, doorbell.ts); `hello` answers
  *    `doorbell`.
  */
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;
 
 export const COMMANDS = ['hello', 'load', 'load_samples', 'run', 'run_closed_loop', 'run_schedule', 'generate', 'score_text', 'infer', 'bench', 'profile', 'close'] as const;
 export type Command = (typeof COMMANDS)[number];

@@ -47,7 +47,7 @@ describe('WorkerClient against a real worker process', () => {
   it('says hello with versions, pid and peak RSS', async () => {
     const client = spawnEcho();
     const { header } = await client.call('hello', { require: ['numpy'] });
-    expect(header).toMatchObject({ protocol: 6, runtime: 'echo', version: '1.0.0', devices: ['cpu'], pid: client.pid });
+    expect(header).toMatchObject({ protocol: 7, runtime: 'echo', version: '1.0.0', devices: ['cpu'], pid: client.pid });
     expect(header.python).toMatch(/^3\.\d+/);
     expect(client.rssPeakBytes).toBeGreaterThan(1_000_000);
   });
@@ -248,7 +248,7 @@ describe('WorkerClient against a real worker process', () => {
     worker.stdin.end();
     const result = await worker;
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(/^\{"id":1,"ok":true,"protocol":6,/);
+    expect(result.stdout).toMatch(/^\{"id":1,"ok":true,"protocol":7,/);
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
   });
 
