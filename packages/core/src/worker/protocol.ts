@@ -14,6 +14,8 @@ import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
  *    leaves out `rss_peak_bytes` (optional in every reply; the client reads either spelling).
  * 6: `run` may carry `seq` and come through a shared page as well (PBH_DOORBELL, doorbell.ts); `hello` answers
  *    `doorbell`.
+ * 7: a request's tensor bytes may lie in a /dev/shm file named by `bytes_file` instead of on the stream
+ *    (tensor-file.ts; the client sends load_samples so).
  */
 export const PROTOCOL_VERSION = 7;
 
