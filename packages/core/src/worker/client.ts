@@ -9,7 +9,7 @@ import { encodeFrame, FrameDecoder, FrameError, type Frame, type NamedTensor } f
 import { trackWorker, untrackWorker, type Killable } from './orphans.js';
 import { errorReplySchema, replySchemas, type Command, type FrameHeader } from './protocol.js';
 import { StderrTail } from './stderr-tail.js';
-import { removeTensorFile, writeTensorFile } from './tensor-file.js';
+import { removeTensorFile } from './tensor-file.js';
 
 /** Folder holding the `pbh_worker` Python package (put on the worker's PYTHONPATH). */
 export const WORKER_PYTHON_DIR = fileURLToPath(new URL('../../python/', import.meta.url));
@@ -43,10 +43,11 @@ export interface WorkerSpawnOptions {
 export interface RequestOptions {
   timeoutMs?: number;
   /**
-   * Send the tensors' bytes through a file under /dev/shm (tensor-file.ts) rather than the stream, where one can be
-   * written: for bulk moves (`load_samples`), not for a call per batch, which a file's create and unlink would slow.
+   * The tensors' bytes already lie in this file (tensor-file.ts `writeTensorFile`): the frame carries none, and the
+   * file is removed once the request settles, however it does. For bulk moves (`load_samples`), not for a call per
+   * batch, which a file's create and unlink would slow.
    */
-  bytesThroughFile?: boolean;
+  bytesFile?: string;
 }
 
 export interface Reply<H = FrameHeader> {
@@ -177,23 +178,22 @@ export class WorkerClient implements Killable {
    * `{"id":..,"cmd":..,...fields}` in that order; `id`, `cmd` and `tensors` are reserved.
    */
   request(cmd: string, fields: Record<string, unknown> = {}, tensors: readonly NamedTensor[] = [], options: RequestOptions = {}): Promise<Reply> {
+    const reply = this.sendRequest(cmd, fields, tensors, options);
+    const file = options.bytesFile;
+    return file === undefined ? reply : reply.finally(() => removeTensorFile(file));
+  }
+
+  private sendRequest(cmd: string, fields: Record<string, unknown>, tensors: readonly NamedTensor[], options: RequestOptions): Promise<Reply> {
     if (this.exit) return Promise.reject(this.crashedError(undefined, `so "${cmd}" cannot be sent`));
     const reserved = RESERVED_FIELDS.find((key) => key in fields);
     if (reserved) return Promise.reject(new TypeError(`"${reserved}" is a reserved header field; "${cmd}" cannot carry it`));
     const id = this.nextId++;
     if (cmd === 'load' || cmd === 'load_samples') this.fastestRunNs = Infinity;
     let chunks: Buffer[];
-    let bytesFile: string | undefined;
     try {
-      bytesFile = options.bytesThroughFile && tensors.length > 0 ? writeTensorFile(tensors) : undefined;
-      chunks = encodeFrame({ id, cmd, ...fields }, tensors, bytesFile);
+      chunks = encodeFrame({ id, cmd, ...fields }, tensors, options.bytesFile);
     } catch (error) {
-      if (bytesFile !== undefined) removeTensorFile(bytesFile);
       return Promise.reject(error);
-    }
-    if (bytesFile !== undefined) {
-      const file = bytesFile;
-      return this.send(id, cmd, chunks, options).finally(() => removeTensorFile(file));
     }
     return this.send(id, cmd, chunks, options);
   }

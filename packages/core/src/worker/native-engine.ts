@@ -19,6 +19,7 @@ import { WorkerClient } from './client.js';
 import { WorkerReplyError } from './errors.js';
 import type { NamedTensor } from './framing.js';
 import { describePythonSearch, findVenvPython, VENV_FIX } from './venv.js';
+import { writeTensorFile } from './tensor-file.js';
 
 export interface NativeEngineTimeouts {
   hello: number;
@@ -209,7 +210,12 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
 
       async loadResident(batches: TensorMap[]): Promise<void> {
         const tensors = batches.flatMap(toWire);
-        const { header } = await client.call('load_samples', { batches: batches.length }, tensors, { timeoutMs: timeouts.loadSamples, bytesThroughFile: true });
+        // Through a /dev/shm file the worker maps in place where one can be written, else on the stream.
+        const bytesFile = await writeTensorFile(tensors);
+        const { header } = await client.call('load_samples', { batches: batches.length }, tensors, {
+          timeoutMs: timeouts.loadSamples,
+          ...(bytesFile === undefined ? {} : { bytesFile }),
+        });
         const sent = tensors.reduce((n, t) => n + t.data.byteLength, 0);
         if (header.batches !== batches.length || header.bytes !== sent) {
           throw new Error(`${name} worker kept ${header.batches} batches (${header.bytes} bytes) of the ${batches.length} (${sent} bytes) sent`);

@@ -1,4 +1,5 @@
-import { closeSync, existsSync, openSync, unlinkSync, writevSync } from 'node:fs';
+import { existsSync, unlinkSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NamedTensor } from './framing.js';
 
@@ -18,25 +19,28 @@ export const TENSOR_FILE_PREFIX = 'pbh-tensors-';
 // Linux's IOV_MAX: one writev takes at most this many pieces.
 const IOV_MAX = 1024;
 const PADDING = new Uint8Array(TENSOR_ALIGN);
+// One write call moves at most about this much.
+const SLICE_BYTES = 64 << 20;
 let made = 0;
 
 /**
- * Writes the tensors' bytes into a fresh file and returns its path, or undefined where none could be written (no
- * /dev/shm, or it is full: a container's default is 64 MB): the caller then sends them on the stream.
+ * Writes the tensors' bytes into a fresh file and resolves with its path, or with undefined where none could be
+ * written (no /dev/shm, or it is full: a container's default is 64 MB): the caller then sends them on the stream.
+ * The writes run on libuv's pool, a slice at a time, so a performance set of gigabytes does not hold the event loop.
  */
-export function writeTensorFile(tensors: readonly NamedTensor[]): string | undefined {
+export async function writeTensorFile(tensors: readonly NamedTensor[]): Promise<string | undefined> {
   if (!existsSync(FOLDER)) return undefined;
   const path = join(FOLDER, `${TENSOR_FILE_PREFIX}${process.pid}-${++made}`);
-  let fd: number | undefined;
+  let file: FileHandle | undefined;
   try {
-    fd = openSync(path, 'wx', 0o600);
+    file = await open(path, 'wx', 0o600);
     let pieces: Uint8Array[] = [];
     let position = 0;
     let pending = 0;
-    const flush = (): void => {
+    const flush = async (): Promise<void> => {
       if (pieces.length === 0) return;
-      const written = writevSync(fd!, pieces, position);
-      if (written !== pending) throw new Error(`short write: ${written} of ${pending} bytes`);
+      const { bytesWritten } = await file!.writev(pieces, position);
+      if (bytesWritten !== pending) throw new Error(`short write: ${bytesWritten} of ${pending} bytes`);
       position += pending;
       pieces = [];
       pending = 0;
@@ -51,13 +55,13 @@ export function writeTensorFile(tensors: readonly NamedTensor[]): string | undef
         pieces.push(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength));
         pending += t.data.byteLength;
       }
-      if (pieces.length >= IOV_MAX - 1) flush();
+      if (pieces.length >= IOV_MAX - 1 || pending >= SLICE_BYTES) await flush();
     }
-    flush();
-    closeSync(fd);
+    await flush();
+    await file.close();
     return path;
   } catch {
-    if (fd !== undefined) closeSync(fd);
+    await file?.close().catch(() => undefined);
     removeTensorFile(path);
     return undefined;
   }

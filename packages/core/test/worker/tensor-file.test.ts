@@ -24,8 +24,8 @@ function residentSet(count: number, step: number): NamedTensor[] {
 }
 
 describe('tensor files', () => {
-  it('lays the tensors out at 64-byte offsets, in order', () => {
-    const path = writeTensorFile(residentSet(2, 3));
+  it('lays the tensors out at 64-byte offsets, in order', async () => {
+    const path = await writeTensorFile(residentSet(2, 3));
     expect(path).toBeDefined();
     const bytes = readFileSync(path!);
     removeTensorFile(path!);
@@ -40,7 +40,10 @@ describe('tensor files', () => {
     const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, label: 'echo worker' });
     clients.push(client);
     await client.call('load', { model_path: '/m.onnx', batch_size: 2, device: 'cpu', options: { mode: 'busy_value' }, inputs: [], precision: 'fp32' });
-    const loaded = await client.call('load_samples', { batches: 3 }, residentSet(3, 4), { bytesThroughFile: true });
+    const set = residentSet(3, 4);
+    const bytesFile = await writeTensorFile(set);
+    expect(bytesFile).toBeDefined();
+    const loaded = await client.call('load_samples', { batches: 3 }, set, { bytesFile: bytesFile! });
     expect(loaded.header).toMatchObject({ batches: 3, bytes: 3 * (24 + 5) });
     // The resident set lives in the file's mapping, which outlives its name.
     const maps = readFileSync(`/proc/${client.pid}/maps`, 'utf8');
@@ -51,11 +54,18 @@ describe('tensor files', () => {
     expect(await client.run(0)).toBeLessThan(4e6);
   });
 
-  it('leaves no file behind when the frame cannot be encoded', async () => {
+  it('leaves no file behind when the frame cannot be encoded or the worker is gone', async () => {
     const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, label: 'echo worker' });
     clients.push(client);
     const wrong = { name: 'input', dtype: 'float32' as const, dims: [4], data: new Float32Array(3) };
-    await expect(client.request('load_samples', { batches: 1 }, [wrong], { bytesThroughFile: true })).rejects.toThrow(/dims \[4\] hold 4 elements/);
+    const wrongFile = await writeTensorFile([wrong]);
+    await expect(client.request('load_samples', { batches: 1 }, [wrong], { bytesFile: wrongFile! })).rejects.toThrow(/dims \[4\] hold 4 elements/);
+    expect(tensorFiles()).toEqual([]);
+    const stopped = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, label: 'echo worker' });
+    await stopped.close();
+    const set = residentSet(1, 1);
+    const orphan = await writeTensorFile(set);
+    await expect(stopped.request('load_samples', { batches: 1 }, set, { bytesFile: orphan! })).rejects.toThrow(/cannot be sent/);
     expect(tensorFiles()).toEqual([]);
     await expect(client.request('load_samples', { bytes_file: '/etc/hostname' })).rejects.toThrow(/"bytes_file" is a reserved header field/);
   });
