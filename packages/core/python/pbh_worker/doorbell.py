@@ -1,8 +1,8 @@
 """`run` through shared memory: the client's file (PBH_DOORBELL, under /dev/shm) mapped here, both sides polling it.
 
 A round trip through the frame stream costs two process wake-ups (37-62 us on a VM, docs/worker-protocol.md); polling
-a shared page costs neither while both processes are running. After answering a `run` of at most POLL_AFTER_NS, the
-worker polls the page for IDLE_NS for the next one (saying so in word 6), then goes back to blocking on the frame
+a shared page costs neither while both processes are running. After answering a `run` of at most POLL_AFTER_NS (or
+SPARE_CORE_POLL_MAX_NS, where the last session left a core idle), the worker polls the page for IDLE_NS for the next one (saying so in word 6), then goes back to blocking on the frame
 stream. The client writes a
 request there only while word 6 says the worker polls, waits a bounded time, and otherwise sends the same run, with
 the same `seq`, on the frame stream: a `seq` served here is answered there from what it measured, never run twice.
@@ -22,12 +22,20 @@ from typing import Callable
 
 MAGIC = 0x5042485F444F4F52
 IDLE_NS = 20_000_000
-# Polls only after runs this short; the client rings the page only while word 6 says the worker polls, so longer
-# runs go as frames. A client polling through a long run competes with the runtime's threads for the cores: beside a
-# runtime filling both vCPUs here it slowed runs of ~0.5 ms to several (`pbh run` of digits b32 on OpenVINO), while
-# a frame's two wake-ups cost little next to such a run; sleeping through part of it is no way out (a timed sleep
-# overshoots by 80-220 us here).
+# Polls after runs this short; the client rings the page only while word 6 says the worker polls, so other runs go
+# as frames. A client polling through a long run competes with the runtime's threads for the cores: beside a runtime
+# filling both vCPUs here it slowed runs of ~0.5 ms to several (`pbh run` of digits b32 on OpenVINO), and nothing
+# that keeps a core awake beside such a runtime is harmless (a nice-19 or SCHED_IDLE busy loop slowed OpenVINO's
+# squeezenet runs by 40-120%: oneTBB's waiting threads yield to it).
 POLL_AFTER_NS = 200_000
+# ... and after runs up to this long where the last session left a core idle (SPARE_CORE): the client then polls on
+# a core the runtime does not use. A frame after a run of milliseconds costs 200-700 us here, not a ping-pong's two
+# wake-ups: the reader's vCPU has halted meanwhile, and waking it goes through the host. The bound is the client's
+# event loop, which it holds while it polls (at most 3 x the fastest run + 1 ms, WorkerClient.run).
+SPARE_CORE_POLL_MAX_NS = 20_000_000
+# A session left a core idle when its process CPU time was at most this many cores below the ones it may use, over
+# its wall time (a runtime's spinning threads count as busy).
+SPARE_CORE = 0.75
 # Failed runs answer engine_ns -1: the client sends the run on the frame stream, where its error reply goes.
 FAILED = -1
 _POLL_EVERY = 64
@@ -47,10 +55,24 @@ class Doorbell:
         # The last seq answered (here or on the frame stream) and what it measured.
         self.served_seq = 0
         self.served_ns = 0
+        self._cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        # Whether the last session on this resident set left a core idle.
+        self._spare_core = False
+
+    def observed_session(self, cpu_ns: int, wall_ns: int) -> None:
+        """The process CPU time of a session and its wall time: whether long runs leave the client a core."""
+        self._spare_core = self._cores >= 2 and wall_ns > 0 and cpu_ns <= (self._cores - SPARE_CORE) * wall_ns
+
+    def forget_session(self) -> None:
+        """A new resident set or model: no session has shown yet what its runs leave idle."""
+        self._spare_core = False
+
+    def _polls_after(self, engine_ns: int) -> bool:
+        return 0 <= engine_ns <= POLL_AFTER_NS or (self._spare_core and 0 <= engine_ns <= SPARE_CORE_POLL_MAX_NS)
 
     def announce(self, engine_ns: int) -> bool:
         """Says the worker polls the page after this run, if it was short enough; poll() clears it when it stops."""
-        polls = 0 <= engine_ns <= POLL_AFTER_NS
+        polls = self._polls_after(engine_ns)
         self._words[6] = 1 if polls else 0
         return polls
 
@@ -75,7 +97,7 @@ class Doorbell:
                     self.served_seq = seq
                     self.served_ns = FAILED
                     return
-                long_run = engine_ns > POLL_AFTER_NS
+                long_run = not self._polls_after(engine_ns)
                 if long_run:
                     # Before the reply: the client that reads it must find the page unwatched for the next run.
                     words[6] = 0

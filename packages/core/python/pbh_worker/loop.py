@@ -150,8 +150,7 @@ class _Dispatcher:
         self.runtime.seed = int(header.get("seed") or 0)
         self.loaded = False
         # Samples were made for the model being replaced.
-        self.resident = 0
-        self.calls = []
+        self._drop_resident()
         result = self.runtime.load(
             model_path,
             _int_field(header, "batch_size", 0),
@@ -166,8 +165,7 @@ class _Dispatcher:
 
     def load_samples(self, header: dict[str, Any], tensors: list[tuple[str, np.ndarray]]) -> dict[str, Any]:
         # A refused set replaces the earlier one too: runs must never silently use batches the caller meant to replace.
-        self.resident = 0
-        self.calls = []
+        self._drop_resident()
         count = _int_field(header, "batches", 1)
         if not tensors or len(tensors) % count:
             raise WorkerError("bad_request", f'"load_samples" announced {count} batches but sent {len(tensors)} tensors: send the same inputs for every batch, batch-major')
@@ -181,6 +179,12 @@ class _Dispatcher:
         self.calls = [self.runtime.sample_call(index) for index in range(count)]
         self.resident = count
         return {"batches": count, "bytes": sum(array.nbytes for _, array in tensors)}
+
+    def _drop_resident(self) -> None:
+        self.resident = 0
+        self.calls = []
+        if self.doorbell is not None:
+            self.doorbell.forget_session()
 
     def run(self, index: int) -> int:
         """Runs resident batch `index`; the time of the runtime's call in ns (the runtime wraps inputs and outputs)."""
@@ -213,6 +217,7 @@ class _Dispatcher:
         engine_ns = array("q")
         record = engine_ns.append
         queries = index = 0
+        cpu_start = time.process_time_ns()
         first = end = _now()
         while queries < min_queries or queries < batches or end - first < min_duration_ns:
             call = calls[index]
@@ -222,6 +227,8 @@ class _Dispatcher:
             record(end - start)
             queries += 1
             index = index + 1 if index + 1 < batches else 0
+        if self.doorbell is not None:
+            self.doorbell.observed_session(time.process_time_ns() - cpu_start, end - first)
         return {"queries": queries, "wall_ns": end - first}, {"engine_ns": np.frombuffer(engine_ns, dtype="<i8")}
 
     def run_schedule(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { PreparedModel } from '../../src/contracts/engine.js';
@@ -160,6 +161,27 @@ describe('resident batches: load_samples and run', () => {
     const dying = await client.run(1).catch((e: unknown) => e);
     expect(dying).toBeInstanceOf(WorkerCrashedError);
     expect((dying as Error).message).toContain('echo_worker: dying after 23 runs');
+  });
+
+  // busy_value spins one thread, so a session of it leaves a core idle wherever there are two (numpy's BLAS pool is
+  // held to one thread: its threads spin for a while after the worker starts).
+  it.skipIf(availableParallelism() < 2)('answers runs of milliseconds on the page once a session left a core idle, until the next resident set', async () => {
+    const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, label: 'echo worker', env: { OPENBLAS_NUM_THREADS: '1' } });
+    clients.push(client);
+    expect((await client.call('hello')).header.doorbell).toBe(true);
+    await client.call('load', { model_path: '/m.onnx', batch_size: 2, device: 'cpu', options: { mode: 'busy_value' }, inputs: [], precision: 'fp32' });
+    const resident = batches(2, 3).flatMap((b) => Object.entries(b).map(([name, t]) => ({ name, ...t })));
+    await client.call('load_samples', { batches: 2 }, resident);
+    // Batch 1 spins 3 ms: past the 200 µs after which the worker stops polling, until a session shows a spare core.
+    for (let i = 0; i < 5; i++) expect(await client.run(1)).toBeGreaterThanOrEqual(3e6);
+    expect(client.runsThroughDoorbell).toBe(0);
+    await client.call('run_closed_loop', { batches: 2, min_queries: 20, min_duration_ns: 0 });
+    for (let i = 0; i < 50 && client.runsThroughDoorbell === 0; i++) expect(await client.run(1)).toBeGreaterThanOrEqual(3e6);
+    expect(client.runsThroughDoorbell).toBeGreaterThan(0);
+    await client.call('load_samples', { batches: 2 }, resident);
+    const before = client.runsThroughDoorbell;
+    for (let i = 0; i < 5; i++) expect(await client.run(1)).toBeGreaterThanOrEqual(3e6);
+    expect(client.runsThroughDoorbell).toBe(before);
   });
 
   it('a worker that dies mid-session rejects the run with its exit and stderr, and is gone', async () => {
