@@ -23,11 +23,12 @@ from typing import Callable
 MAGIC = 0x5042485F444F4F52
 IDLE_NS = 20_000_000
 # Polls after runs this short; the client rings the page only while word 6 says the worker polls, so other runs go
-# as frames. A client polling through a long run competes with the runtime's threads for the cores: beside a runtime
-# filling both vCPUs here it slowed runs of ~0.5 ms to several (`pbh run` of digits b32 on OpenVINO), and nothing
-# that keeps a core awake beside such a runtime is harmless (a nice-19 or SCHED_IDLE busy loop slowed OpenVINO's
-# squeezenet runs by 40-120%: oneTBB's waiting threads yield to it).
-POLL_AFTER_NS = 200_000
+# as frames. A client polling through a run competes with the runtime's threads for the cores: beside a runtime
+# filling both vCPUs here it slowed runs of ~0.5 ms to several (`pbh run` of digits b32 on OpenVINO), and runs of
+# ~140 us often enough past the page's wait to put 1.4-1.6 ms transports at p90, where frames cost them 32-36 us.
+# Nothing that keeps a core awake beside such a runtime is harmless either (a nice-19 or SCHED_IDLE busy loop slowed
+# OpenVINO's squeezenet runs by 40-120%: oneTBB's waiting threads yield to it).
+POLL_AFTER_NS = 100_000
 # ... and after runs up to this long where the last session left a core idle (SPARE_CORE): the client then polls on
 # a core the runtime does not use. A frame after a run of milliseconds costs 200-700 us here, not a ping-pong's two
 # wake-ups: the reader's vCPU has halted meanwhile, and waking it goes through the host. The bound is the client's

@@ -224,7 +224,8 @@ export class WorkerClient implements Killable {
     const seq = ++this.runSeq;
     const bell = this.doorbell;
     // Only an index the page can carry; anything else goes as a frame, whose reply says what is wrong with it.
-    // Which runs go through the page is the worker's call (word 6: it polls only after short runs, doorbell.py); a
+    // Which runs go through the page is the worker's call (word 6: it polls after short runs, and after longer ones
+    // where a session left a core idle, doorbell.py); a
     // run is rung there only once one has been timed, which sets its budget.
     if (bell && Number.isFinite(this.fastestRunNs) && Number.isSafeInteger(index) && index >= 0 && this.doorbellOpen && this.pending.size === 0 && !this.exit && bell.polled()) {
       bell.ring(index, seq);

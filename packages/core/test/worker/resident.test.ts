@@ -172,7 +172,7 @@ describe('resident batches: load_samples and run', () => {
     await client.call('load', { model_path: '/m.onnx', batch_size: 2, device: 'cpu', options: { mode: 'busy_value' }, inputs: [], precision: 'fp32' });
     const resident = batches(2, 3).flatMap((b) => Object.entries(b).map(([name, t]) => ({ name, ...t })));
     await client.call('load_samples', { batches: 2 }, resident);
-    // Batch 1 spins 3 ms: past the 200 µs after which the worker stops polling, until a session shows a spare core.
+    // Batch 1 spins 3 ms: past the 100 µs after which the worker stops polling, until a session shows a spare core.
     for (let i = 0; i < 5; i++) expect(await client.run(1)).toBeGreaterThanOrEqual(3e6);
     expect(client.runsThroughDoorbell).toBe(0);
     await client.call('run_closed_loop', { batches: 2, min_queries: 20, min_duration_ns: 0 });
