@@ -2,10 +2,10 @@
 
 A round trip through the frame stream costs two process wake-ups (37-62 us on a VM, docs/worker-protocol.md); polling
 a shared page costs neither while both processes are running. After answering a `run` of at most POLL_AFTER_NS (or
-SPARE_CORE_POLL_MAX_NS, where the last session left a core idle), the worker polls the page for IDLE_NS for the next one (saying so in word 6), then goes back to blocking on the frame
-stream. The client writes a
-request there only while word 6 says the worker polls, waits a bounded time, and otherwise sends the same run, with
-the same `seq`, on the frame stream: a `seq` served here is answered there from what it measured, never run twice.
+SPARE_CORE_POLL_MAX_NS, where the last session left a core idle), the worker polls the page for IDLE_NS for the next
+one (saying so in word 6), then goes back to blocking on the frame stream. The client writes a request there only
+while word 6 says the worker polls, waits a bounded time, and otherwise sends the same run, with the same `seq`, on
+the frame stream: a `seq` served here is answered there from what it measured, never run twice.
 
 The page, little-endian int64 words: 0-2 the request (index, seq, check), 3-5 the reply (engine_ns, seq, check),
 6 whether the worker polls (1) or not (0). A check is MAGIC ^ the two words before it; a torn or reordered read
