@@ -124,8 +124,8 @@ class Channel:
         if not isinstance(specs, list):
             raise ProtocolError(f'request "tensors" must be a list, got {type(specs).__name__}')
         parsed = [_tensor_spec(spec) for spec in specs]
-        # One block for the whole frame, each tensor a view at an aligned offset: a large performance set then
-        # lands in one block that the kernel backs with huge pages, where an array per batch costs a page fault per
+        # One block for the whole frame, each tensor a view at an aligned offset: the mapped tensor file, or for bytes
+        # on the stream a block the kernel backs with huge pages, where an array per batch costs a page fault per
         # 4 KiB on first touch (64 MiB: ~25 ms as one block, 100-160 ms as 107 arrays, here).
         offsets = []
         total = 0

@@ -57,23 +57,22 @@ class Doorbell:
         self.served_seq = 0
         self.served_ns = 0
         self._cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        # Whether the last session on this resident set left a core idle.
-        self._spare_core = False
+        # The longest run after which the worker polls: SPARE_CORE_POLL_MAX_NS once the last session on this resident
+        # set left a core idle.
+        self._poll_bound = POLL_AFTER_NS
 
     def observed_session(self, cpu_ns: int, wall_ns: int) -> None:
         """The process CPU time of a session and its wall time: whether long runs leave the client a core."""
-        self._spare_core = self._cores >= 2 and wall_ns > 0 and cpu_ns <= (self._cores - SPARE_CORE) * wall_ns
+        spare = self._cores >= 2 and wall_ns > 0 and cpu_ns <= (self._cores - SPARE_CORE) * wall_ns
+        self._poll_bound = SPARE_CORE_POLL_MAX_NS if spare else POLL_AFTER_NS
 
     def forget_session(self) -> None:
         """A new resident set or model: no session has shown yet what its runs leave idle."""
-        self._spare_core = False
-
-    def _polls_after(self, engine_ns: int) -> bool:
-        return 0 <= engine_ns <= POLL_AFTER_NS or (self._spare_core and 0 <= engine_ns <= SPARE_CORE_POLL_MAX_NS)
+        self._poll_bound = POLL_AFTER_NS
 
     def announce(self, engine_ns: int) -> bool:
         """Says the worker polls the page after this run, if it was short enough; poll() clears it when it stops."""
-        polls = self._polls_after(engine_ns)
+        polls = 0 <= engine_ns <= self._poll_bound
         self._words[6] = 1 if polls else 0
         return polls
 
@@ -98,7 +97,7 @@ class Doorbell:
                     self.served_seq = seq
                     self.served_ns = FAILED
                     return
-                long_run = not self._polls_after(engine_ns)
+                long_run = engine_ns > self._poll_bound
                 if long_run:
                     # Before the reply: the client that reads it must find the page unwatched for the next run.
                     words[6] = 0

@@ -1,4 +1,4 @@
-import { existsSync, unlinkSync } from 'node:fs';
+import { unlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NamedTensor } from './framing.js';
@@ -12,8 +12,8 @@ import type { NamedTensor } from './framing.js';
  * Layout: each tensor at the next multiple of TENSOR_ALIGN after the previous one's end, the first at 0; the same
  * offsets the worker gives tensors read from the stream.
  */
-export const TENSOR_ALIGN = 64;
-/** Where tensor files go; only a memory-backed folder is faster than the stream. */
+const TENSOR_ALIGN = 64;
+/** Where tensor files go (none where it is missing); only a memory-backed folder is faster than the stream. */
 const FOLDER = '/dev/shm';
 export const TENSOR_FILE_PREFIX = 'pbh-tensors-';
 // Linux's IOV_MAX: one writev takes at most this many pieces.
@@ -29,17 +29,20 @@ let made = 0;
  * The writes run on libuv's pool, a slice at a time, so a performance set of gigabytes does not hold the event loop.
  */
 export async function writeTensorFile(tensors: readonly NamedTensor[]): Promise<string | undefined> {
-  if (!existsSync(FOLDER)) return undefined;
   const path = join(FOLDER, `${TENSOR_FILE_PREFIX}${process.pid}-${++made}`);
-  let file: FileHandle | undefined;
+  let file: FileHandle;
   try {
     file = await open(path, 'wx', 0o600);
+  } catch {
+    return undefined;
+  }
+  try {
     let pieces: Uint8Array[] = [];
     let position = 0;
     let pending = 0;
     const flush = async (): Promise<void> => {
       if (pieces.length === 0) return;
-      const { bytesWritten } = await file!.writev(pieces, position);
+      const { bytesWritten } = await file.writev(pieces, position);
       if (bytesWritten !== pending) throw new Error(`short write: ${bytesWritten} of ${pending} bytes`);
       position += pending;
       pieces = [];
@@ -47,7 +50,7 @@ export async function writeTensorFile(tensors: readonly NamedTensor[]): Promise<
     };
     for (const t of tensors) {
       const gap = -(position + pending) & (TENSOR_ALIGN - 1);
-      if (gap && position + pending > 0) {
+      if (gap) {
         pieces.push(PADDING.subarray(0, gap));
         pending += gap;
       }
@@ -61,7 +64,7 @@ export async function writeTensorFile(tensors: readonly NamedTensor[]): Promise<
     await file.close();
     return path;
   } catch {
-    await file?.close().catch(() => undefined);
+    await file.close().catch(() => undefined);
     removeTensorFile(path);
     return undefined;
   }
