@@ -20,6 +20,8 @@ import select
 import time
 from typing import Callable
 
+from .placement import Placement, parse_cpu_list
+
 MAGIC = 0x5042485F444F4F52
 IDLE_NS = 20_000_000
 # Polls after runs this short; the client rings the page only while word 6 says the worker polls, so other runs go
@@ -60,6 +62,10 @@ class Doorbell:
         # The longest run after which the worker polls: SPARE_CORE_POLL_MAX_NS once the last session on this resident
         # set left a core idle.
         self._poll_bound = POLL_AFTER_NS
+        # Keeps the main thread and the client apart while runs come through the page beside a runtime's pinned
+        # threads (placement.py); released before any other command.
+        parent = os.environ.get("PBH_PARENT_PID", "")
+        self.placement = Placement(int(parent) if parent.isdigit() else 0, parse_cpu_list(os.environ.get("PBH_CLIENT_CPUS", "")))
 
     def observed_session(self, cpu_ns: int, wall_ns: int) -> None:
         """The process CPU time of a session and its wall time: whether long runs leave the client a core."""
@@ -74,6 +80,9 @@ class Doorbell:
         """Says the worker polls the page after this run, if it was short enough; poll() clears it when it stops."""
         polls = 0 <= engine_ns <= self._poll_bound
         self._words[6] = 1 if polls else 0
+        # Where a session left a core idle the client polls on it already; elsewhere three things spin on the cores.
+        if polls and self._poll_bound == POLL_AFTER_NS:
+            self.placement.place()
         return polls
 
     def answered(self, seq: int, engine_ns: int) -> None:

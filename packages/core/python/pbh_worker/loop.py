@@ -328,12 +328,16 @@ def run_worker(runtime: Runtime) -> NoReturn:
 
 def serve(channel: Channel, runtime: Runtime) -> int:
     """The loop proper; returns the exit code."""
+    dispatcher = _Dispatcher(runtime)
     try:
-        return _serve(channel, _Dispatcher(runtime))
+        return _serve(channel, dispatcher)
     except (BrokenPipeError, ConnectionResetError):
         # The parent stopped reading: nobody is left to answer.
         _close_quietly(runtime)
         return 0
+    finally:
+        if dispatcher.doorbell is not None:
+            dispatcher.doorbell.placement.release()
 
 
 def _doorbell(channel: Channel) -> Doorbell | None:
@@ -398,6 +402,9 @@ def _write_run(channel: Channel, dispatcher: _Dispatcher, request_id: int, index
 
 
 def _write_handled(channel: Channel, dispatcher: _Dispatcher, header: dict[str, Any], tensors: list[tuple[str, np.ndarray]]) -> None:
+    if dispatcher.doorbell is not None:
+        # Sessions, benches and loads run where the scheduler puts them, never where polled runs were placed.
+        dispatcher.doorbell.placement.release()
     reply, outputs = dispatcher.handle(header, tensors)
     channel.write_reply({"id": header.get("id"), "ok": True, **reply, "rss_peak_bytes": rss_peak_bytes()}, outputs)
 

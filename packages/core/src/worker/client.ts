@@ -9,6 +9,7 @@ import { encodeFrame, FrameDecoder, FrameError, type Frame, type NamedTensor } f
 import { trackWorker, untrackWorker, type Killable } from './orphans.js';
 import { errorReplySchema, replySchemas, type Command, type FrameHeader } from './protocol.js';
 import { StderrTail } from './stderr-tail.js';
+import { CLIENT_CPUS, restoreClientCpus } from './placement.js';
 import { removeTensorFile } from './tensor-file.js';
 
 /** Folder holding the `pbh_worker` Python package (put on the worker's PYTHONPATH). */
@@ -120,6 +121,7 @@ export class WorkerClient implements Killable {
         PYTHONUNBUFFERED: '1',
         PBH_PARENT_PID: String(process.pid),
         ...(this.doorbell ? { PBH_DOORBELL: this.doorbell.path } : {}),
+        ...(CLIENT_CPUS ? { PBH_CLIENT_CPUS: CLIENT_CPUS } : {}),
       },
       extendEnv: true,
       stdin: 'pipe',
@@ -140,12 +142,14 @@ export class WorkerClient implements Killable {
       this.tail.push(chunk);
       options.onStderr?.(chunk);
     });
-    this.exited = this.subprocess.then((result) => {
+    this.exited = this.subprocess.then(async (result) => {
       const exit: WorkerExit = {
         exitCode: typeof result.exitCode === 'number' ? result.exitCode : undefined,
         signal: result.signal ?? undefined,
       };
       this.onExit(exit, result.failed && result.exitCode === undefined && !result.signal ? result.shortMessage : undefined);
+      // A worker killed while it had placed this process's main thread (pbh_worker/placement.py) cannot give it back.
+      await restoreClientCpus(options.python);
       return exit;
     });
     this.updateRef();
