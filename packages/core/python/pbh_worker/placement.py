@@ -53,8 +53,8 @@ def _pinned_elsewhere(allowed: set[int]) -> set[int]:
 def _current_cpu() -> int | None:
     try:
         with open(f"/proc/self/task/{os.getpid()}/stat", "rb") as stat:
-            # Field 39 (processor), counted after the command name's closing parenthesis.
-            return int(stat.read().rsplit(b")", 1)[1].split()[37])
+            # Field 39 (processor): the fields after the command name's closing parenthesis start at field 3.
+            return int(stat.read().rsplit(b")", 1)[1].split()[36])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -70,12 +70,9 @@ class Placement:
         # Whether this stretch of polled runs looked already (one look at the threads per stretch, not per run).
         self._looked = False
 
-    @property
-    def placed(self) -> bool:
-        return self._own_cpus is not None
-
     def place(self) -> None:
-        """Once per stretch of polled runs; nothing where no runtime thread is pinned or fewer than two CPUs are free."""
+        """Looks once per stretch of polled runs; places nothing where no runtime thread is pinned, where every CPU
+        has one, or where the client would have no CPU left."""
         if not self._enabled or self._looked:
             return
         self._looked = True
@@ -93,7 +90,9 @@ class Placement:
             self._own_cpus = allowed
             os.sched_setaffinity(self._parent, client)
         except OSError:
+            # Not allowed here (a cpuset, another user's parent): both stay where they were, and this stretch stops asking.
             self.release()
+            self._looked = True
 
     def release(self) -> None:
         self._looked = False
