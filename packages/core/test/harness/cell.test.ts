@@ -82,11 +82,20 @@ describe('runCell on a fake engine', () => {
     expect(engine.calls.closedLoops).toBe(SESSIONS);
     expect(profile.headline_boundary).toBe('engine');
     expect(profile.samples.filter((s) => s.boundary === 'engine' && s.session >= 0)).toHaveLength(SESSIONS * BATCHES);
-    // The probe: every resident batch once through the harness, recorded as session -2.
+    // The probe: every resident batch through the harness, then on to 64 queries, recorded as session -2.
     const probe = profile.samples.filter((s) => s.session === -2);
     expect(new Set(probe.map((s) => s.boundary))).toEqual(new Set(['predict', 'transport', 'end_to_end']));
-    expect(profile.latency.transport!.n).toBe(BATCHES);
+    expect(profile.latency.transport!.n).toBe(64);
+    expect(engine.calls.residentRuns).toBe(WARMUP + 64);
     expect(profile.sessions[0]!.throughput_sps).toBeCloseTo((BATCHES * B * 1e9) / (BATCHES * 3000), 6);
+  });
+
+  it('stops a slow transport probe after every batch once the probe has taken half a second', async () => {
+    const { profile, engine } = await run({ resident: true, closedLoop: true, engineNs: 3000n, serviceMs: 100 });
+    expect(profile.status, profile.error ?? '').toBe('ok');
+    // Warmup runs, then the probe: all 8 batches (0.8 s, past the budget) and no more.
+    expect(engine.calls.residentRuns).toBe(WARMUP + BATCHES);
+    expect(profile.latency.transport!.n).toBe(BATCHES);
   });
 
   it('times a bounded performance set but scores every sample, whatever the batch size', async () => {
