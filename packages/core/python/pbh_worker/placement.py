@@ -30,6 +30,11 @@ def parse_cpu_list(text: str) -> set[int]:
     return cpus
 
 
+def set_cpus(pid: int, cpu_list: str) -> None:
+    """The client's way back (worker/placement.ts) when a worker died placed: `pid`'s main thread on `cpu_list`."""
+    os.sched_setaffinity(pid, parse_cpu_list(cpu_list))
+
+
 def _pinned_elsewhere(allowed: set[int]) -> set[int]:
     """CPUs that threads of this process other than the main one are pinned to (affinity narrower than the main's)."""
     pinned: set[int] = set()

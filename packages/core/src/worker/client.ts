@@ -149,7 +149,7 @@ export class WorkerClient implements Killable {
       };
       this.onExit(exit, result.failed && result.exitCode === undefined && !result.signal ? result.shortMessage : undefined);
       // A worker killed while it had placed this process's main thread (pbh_worker/placement.py) cannot give it back.
-      await restoreClientCpus(options.python);
+      await restoreClientCpus(options.python, pythonPath);
       return exit;
     });
     this.updateRef();

@@ -17,16 +17,15 @@ function mainThreadCpus(): string | undefined {
   }
 }
 
-const RESTORE = 'import os, sys\ncpus = set()\nfor part in sys.argv[2].split(","):\n    low, _, high = part.partition("-")\n    cpus.update(range(int(low), int(high or low) + 1))\nos.sched_setaffinity(int(sys.argv[1]), cpus)';
-
 /**
  * Gives the main thread its CPUs back where a worker that placed it died before it could; Node has no call for
- * this, so a Python does it. Resolves once done, at once where nothing moved.
+ * this, so a Python does it (`pythonPath` holds `pbh_worker`). Resolves once done, at once where nothing moved.
  */
-export function restoreClientCpus(python: string): Promise<void> {
+export function restoreClientCpus(python: string, pythonPath: string): Promise<void> {
   const original = CLIENT_CPUS;
   if (original === undefined || mainThreadCpus() === original) return Promise.resolve();
+  const script = 'import sys\nfrom pbh_worker.placement import set_cpus\nset_cpus(int(sys.argv[1]), sys.argv[2])';
   return new Promise((resolve) => {
-    execFile(python, ['-c', RESTORE, String(process.pid), original], () => resolve());
+    execFile(python, ['-c', script, String(process.pid), original], { env: { ...process.env, PYTHONPATH: pythonPath } }, () => resolve());
   });
 }
