@@ -63,9 +63,9 @@ class Doorbell:
         # set left a core idle.
         self._poll_bound = POLL_AFTER_NS
         # Keeps the main thread and the client apart while runs come through the page beside a runtime's pinned
-        # threads (placement.py); released before any other command.
-        parent = os.environ.get("PBH_PARENT_PID", "")
-        self.placement = Placement(int(parent) if parent.isdigit() else 0, parse_cpu_list(os.environ.get("PBH_CLIENT_CPUS", "")))
+        # threads (placement.py); released before any other command. The parent is the client: a worker whose
+        # parent is not PBH_PARENT_PID has exited before serving (loop._die_with_parent).
+        self.placement = Placement(os.getppid(), parse_cpu_list(os.environ.get("PBH_CLIENT_CPUS", "")))
 
     def observed_session(self, cpu_ns: int, wall_ns: int) -> None:
         """The process CPU time of a session and its wall time: whether long runs leave the client a core."""
