@@ -129,6 +129,25 @@ export const ScenarioResultSchema = z.object({
 });
 export type ScenarioResult = z.infer<typeof ScenarioResultSchema>;
 
+/** What the rest of the machine did during one session (or all of them), from /proc/stat, /proc/loadavg and /proc/PID/stat. */
+export const InterferenceFiguresSchema = z.object({
+  /** Share of the machine's CPU time (every logical CPU) that went to processes other than the measured ones. */
+  other_cpu_share: z.number(),
+  /** Share of the machine's CPU time the hypervisor stole. */
+  steal_share: z.number(),
+  /** The 1-minute load average at the end. */
+  load_avg_1m: z.number(),
+});
+
+/** Interference: a Profile measured while other work competed for the CPU says so (`busy`), like the noisy mark. */
+export const InterferenceSchema = InterferenceFiguresSchema.extend({
+  /** other_cpu_share + steal_share over the sessions reached `threshold`. */
+  busy: z.boolean(),
+  threshold: z.number(),
+  sessions: z.array(InterferenceFiguresSchema.extend({ index: z.number().int() })),
+});
+export type Interference = z.infer<typeof InterferenceSchema>;
+
 /** One Profile per sweep cell: what was measured, on what, how, and how it went. */
 export const ProfileSchema = z.object({
   profile_id: z.string(),
@@ -153,6 +172,8 @@ export const ProfileSchema = z.object({
     precision: PrecisionFactsSchema.nullable().default(null),
     /** The process that runs the model, whose CPU time and memory the metrics report; null when never prepared. */
     process: z.enum(['harness', 'worker']).nullable().default(null),
+    /** What the harness called the runtime through (e.g. "onnxruntime-node", "onnxruntime (Python) in a pbh worker"). */
+    binding: z.string().nullable().default(null),
   }),
   dataset: z.object({
     name: z.string(),
@@ -204,6 +225,8 @@ export const ProfileSchema = z.object({
   /** A `generate` workload's figures (TTFT, ITL, tokens/s, goodput, perplexity, the token-for-token gate); null otherwise. */
   generation: GenerationResultSchema.nullable().default(null),
   metrics: z.record(z.string(), z.number()),
+  /** The rest of the machine's CPU use during the sessions; null when not measured (Profiles stored before it existed, or a machine without /proc). */
+  interference: InterferenceSchema.nullable().default(null),
   scores: z.array(ScoreRowSchema),
   achieved_flops: z.number().nullable(),
   peak_fraction: z.number().nullable(),
