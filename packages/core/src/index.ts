@@ -21,7 +21,6 @@ export {
   type NativeEngine,
   type NativeEngineOptions,
   type NativeEngineTimeouts,
-  type NativePreparedModel,
 } from './worker/native-engine.js';
 export { findVenvPython, VENV_FIX, type PythonLocation } from './worker/venv.js';
 export { liveWorkerCount } from './worker/orphans.js';
@@ -30,6 +29,7 @@ export { liveWorkerCount } from './worker/orphans.js';
 export { loadDataset } from './dataset/load.js';
 export { buildPreprocessor } from './dataset/preprocess.js';
 export { runLoop, type LoopPlan, type LoopResult } from './harness/loop.js';
+export * from './engine-kit/index.js';
 export { PerformanceTracker, aggregateMetrics } from './harness/tracker.js';
 export { runSweep, type SweepOptions, type SweepResult } from './harness/sweep.js';
 export { summarize, percentile } from './stats/summary.js';

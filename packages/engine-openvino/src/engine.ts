@@ -14,4 +14,6 @@ export const openvinoEngine = createNativeEngine({
   // INFERENCE_PRECISION_HINT values (f32, bf16, f16); the worker reads back which one the compute ops ran in.
   precisions: ['fp32', 'bf16', 'fp16'],
   runtimeModule: 'openvino',
+  // benchmark_app's loop (OpenVINO) and time_evaluator (TVM) are the runtimes' own; both have a per-layer profiler.
+  probes: { modelOnly: true, layers: true },
 });

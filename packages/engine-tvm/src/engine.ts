@@ -14,6 +14,7 @@ export const tvmEngine = createNativeEngine({
   // The Relax pipeline compiles the graph's own types; PBH runs no mixed-precision pass.
   precisions: ['fp32'],
   runtimeModule: 'tvm',
+  probes: { modelOnly: true, layers: true },
   timeouts: {
     // Untuned TVM kernels are plain loop nests: one ResNet-50 image takes ~5 s on 2 cores, a batch of 32 minutes.
     infer: 15 * 60_000,

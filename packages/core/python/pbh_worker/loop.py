@@ -6,7 +6,6 @@ import ctypes
 import importlib
 import os
 import platform
-import re
 import resource
 import signal
 import sys
@@ -19,11 +18,10 @@ import numpy as np
 
 from . import generation
 from .channel import Channel, claim_stdio
-from .doorbell import FAILED, Doorbell
 from .errors import ProtocolError, WorkerError
 from .runtime import Runtime
 
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 _now = time.perf_counter_ns
 _PR_SET_PDEATHSIG = 1
 # ru_maxrss is KiB on Linux and bytes on macOS.
@@ -64,14 +62,8 @@ def _int_field(header: dict[str, Any], key: str, minimum: int = 0) -> int:
     return value
 
 
-# The `run` request exactly as the TypeScript client writes it: matched without a JSON parse. Any other spelling of a
-# run (other field order, extra fields) takes the general path and gets the same answer.
-_RUN_REQUEST = re.compile(rb'\{"id":(\d+),"cmd":"run","index":(\d+)(?:,"seq":(\d+))?\}\n')
-# No rss_peak_bytes here: getrusage is a syscall (~1.5 us on a VM) inside every timed round trip, and the peak it
-# reports is a high-water mark that the next reply of any other command carries anyway.
-_RUN_REPLY = b'{"id":%d,"ok":true,"engine_ns":%d}\n'
-_COMMANDS = "hello, load, load_samples, run, run_closed_loop, run_schedule, generate, score_text, infer, bench, profile, close"
-_SESSION_COMMANDS = ("load_samples", "run", "run_closed_loop", "run_schedule", "generate", "score_text", "infer", "bench", "profile")
+_COMMANDS = "hello, load, load_samples, unload_samples, run, run_closed_loop, run_schedule, generate, score_text, infer, bench, profile, close"
+_SESSION_COMMANDS = ("load_samples", "unload_samples", "run", "run_closed_loop", "run_schedule", "generate", "score_text", "infer", "bench", "profile")
 
 
 def _named(tensors: list[tuple[str, np.ndarray]], cmd: str) -> dict[str, np.ndarray]:
@@ -91,10 +83,6 @@ class _Dispatcher:
         self.calls: list[Callable[[], Any]] = []
         # What the loaded model can run at once (announced in the load reply); run_schedule stays below it.
         self.max_concurrency = 1
-        # The shared page `run` may also come through (doorbell.py), when the client made one.
-        self.doorbell: Doorbell | None = None
-        # Whether the worker polls the page after the run it just answered on the stream.
-        self.polls = False
 
     def handle(self, header: dict[str, Any], tensors: list[tuple[str, np.ndarray]]) -> tuple[dict[str, Any], dict[str, np.ndarray] | None]:
         cmd = header["cmd"]
@@ -110,6 +98,10 @@ class _Dispatcher:
                 raise WorkerError("bad_request", f'"{cmd}" before a successful "load": send load first')
             if cmd == "load_samples":
                 return self.load_samples(header, tensors), None
+            if cmd == "unload_samples":
+                self._drop_resident()
+                self.runtime.load_samples([])
+                return {}, None
             if cmd == "run":
                 return {"engine_ns": self.run(_int_field(header, "index"))}, None
             if cmd == "run_closed_loop":
@@ -123,10 +115,7 @@ class _Dispatcher:
             if cmd == "infer":
                 return self.infer(_named(tensors, cmd))
             if cmd == "bench":
-                iterations = _int_field(header, "iterations", 1)
-                if header.get("resident") is True:
-                    return {"iteration_ns": self.bench_resident(iterations)}, None
-                return self.bench(_named(tensors, cmd), iterations), None
+                return self.bench(_named(tensors, cmd), _int_field(header, "iterations", 1)), None
             return {"layers": self.runtime.profile(_named(tensors, cmd), _int_field(header, "iterations", 1))}, None
         raise WorkerError("bad_request", f'unknown command "{cmd}" (known: {_COMMANDS})')
 
@@ -137,7 +126,7 @@ class _Dispatcher:
             except ImportError as e:
                 raise WorkerError("import_error", f"python module {module!r} cannot be imported by {sys.executable}: {e}") from e
         info = self.runtime.hello()
-        return {"protocol": PROTOCOL_VERSION, "pid": os.getpid(), "python": platform.python_version(), "doorbell": self.doorbell is not None, **info}
+        return {"protocol": PROTOCOL_VERSION, "pid": os.getpid(), "python": platform.python_version(), **info}
 
     def load(self, header: dict[str, Any]) -> dict[str, Any]:
         model_path = header.get("model_path")
@@ -183,8 +172,6 @@ class _Dispatcher:
     def _drop_resident(self) -> None:
         self.resident = 0
         self.calls = []
-        if self.doorbell is not None:
-            self.doorbell.forget_session()
 
     def run(self, index: int) -> int:
         """Runs resident batch `index`; the time of the runtime's call in ns (the runtime wraps inputs and outputs)."""
@@ -217,7 +204,6 @@ class _Dispatcher:
         engine_ns = array("q")
         record = engine_ns.append
         queries = index = 0
-        cpu_start = time.process_time_ns()
         first = end = _now()
         while queries < min_queries or queries < batches or end - first < min_duration_ns:
             call = calls[index]
@@ -227,8 +213,6 @@ class _Dispatcher:
             record(end - start)
             queries += 1
             index = index + 1 if index + 1 < batches else 0
-        if self.doorbell is not None:
-            self.doorbell.observed_session(time.process_time_ns() - cpu_start, end - first)
         return {"queries": queries, "wall_ns": end - first}, {"engine_ns": np.frombuffer(engine_ns, dtype="<i8")}
 
     def run_schedule(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -287,14 +271,6 @@ class _Dispatcher:
         nll, predicted = generation.score_text(self.runtime.infer, tokens.tolist(), _int_field(header, "window", 2), self._cache_shape(header, "score_text"))
         return {"nll_sum": nll, "predicted": predicted}
 
-    def bench_resident(self, iterations: int) -> list[int]:
-        """`run`'s own timing of the resident batches in turn, back to back: the engine boundary without a round trip
-        (and the idle wait it brings) between runs."""
-        timings = []
-        for i in range(iterations):
-            timings.append(self.run(i % self.resident if self.resident else 0))
-        return timings
-
     def infer(self, tensors: dict[str, np.ndarray]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         start = time.perf_counter_ns()
         outputs = self.runtime.infer(tensors)
@@ -335,43 +311,16 @@ def serve(channel: Channel, runtime: Runtime) -> int:
         # The parent stopped reading: nobody is left to answer.
         _close_quietly(runtime)
         return 0
-    finally:
-        if dispatcher.doorbell is not None:
-            dispatcher.doorbell.placement.release()
-
-
-def _doorbell(channel: Channel) -> Doorbell | None:
-    path = os.environ.get("PBH_DOORBELL")
-    if not path:
-        return None
-    try:
-        return Doorbell(path, channel.fileno())
-    except (OSError, ValueError) as e:
-        # The client learns it from hello's reply and keeps to the frame stream.
-        print(f"pbh_worker: no shared-memory doorbell ({path}: {e}); every run goes through the frame stream", file=sys.stderr)
-        return None
 
 
 def _serve(channel: Channel, dispatcher: _Dispatcher) -> int:
     runtime = dispatcher.runtime
-    fast_run = _RUN_REQUEST.fullmatch
-    doorbell = dispatcher.doorbell = _doorbell(channel)
     while True:
         try:
             line = channel.read_line()
             if line is None:
                 _close_quietly(runtime)
                 return 0
-            run = fast_run(line)
-            if run is not None:
-                # The hot path of a timed session: no JSON either way, one reply write.
-                request_id = int(run[1])
-                seq = int(run[3]) if run[3] is not None else None
-                if _answer(channel, request_id, _write_run, channel, dispatcher, request_id, int(run[2]), seq):
-                    return 1
-                if doorbell is not None and dispatcher.polls:
-                    doorbell.poll(dispatcher.run)
-                continue
             header, tensors = channel.read_request(line)
         except ProtocolError as e:
             channel.write_reply(_error_reply(None, e, "bad_request", fatal=True))
@@ -383,28 +332,7 @@ def _serve(channel: Channel, dispatcher: _Dispatcher) -> int:
             return 0
 
 
-def _write_run(channel: Channel, dispatcher: _Dispatcher, request_id: int, index: int, seq: int | None) -> None:
-    # Only a run that carries a seq takes part in the doorbell's bookkeeping.
-    doorbell = dispatcher.doorbell if seq is not None else None
-    dispatcher.polls = False
-    if doorbell is None:
-        engine_ns = dispatcher.run(index)
-    elif seq == doorbell.served_seq and doorbell.served_ns != FAILED:
-        # Answered on the doorbell already (the client gave up waiting there): the same measurement, not a second run.
-        engine_ns = doorbell.served_ns
-    else:
-        engine_ns = dispatcher.run(index)
-        doorbell.answered(seq, engine_ns)
-    if doorbell is not None:
-        # Polling is announced before the reply: a client that reads this reply then finds the page watched.
-        dispatcher.polls = doorbell.announce(engine_ns)
-    channel.write_bytes(_RUN_REPLY % (request_id, engine_ns))
-
-
 def _write_handled(channel: Channel, dispatcher: _Dispatcher, header: dict[str, Any], tensors: list[tuple[str, np.ndarray]]) -> None:
-    if dispatcher.doorbell is not None:
-        # Sessions, benches and loads run where the scheduler puts them, never where polled runs were placed.
-        dispatcher.doorbell.placement.release()
     reply, outputs = dispatcher.handle(header, tensors)
     channel.write_reply({"id": header.get("id"), "ok": True, **reply, "rss_peak_bytes": rss_peak_bytes()}, outputs)
 

@@ -19,7 +19,7 @@ export function cellKey(exp: Experiment, model: ModelConfig, engine: EngineEntry
   const material = canonicalJson({
     experiment: exp.name,
     model: { name: model.name, path: model.path, preprocess: model.preprocess ?? null, input: model.input ?? null },
-    engine: { name: engine.name, label: engine.label ?? null, device: engine.device, options: engine.options, precision: engine.precision ?? 'model' },
+    engine: { name: engine.name, label: engine.label ?? null, device: engine.device, options: engine.options, precision: engine.precision ?? 'model', ...(engine.process ? { process: engine.process } : {}) },
     scenario: { of: engine.scenario ?? exp.scenario, mlperf: exp.mlperf_rules },
     batchSize,
     // Only generate cells carry the block, so every other cell keeps the key it had before generate existed.

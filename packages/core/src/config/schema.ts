@@ -128,6 +128,7 @@ export const EngineEntrySchema = z.strictObject({
   options: z.record(z.string(), z.unknown()).default({}),
   precision: PrecisionSchema.optional().describe("precision to execute in (fp32, bf16, fp16); unset: the model's own, on every engine and CPU"),
   label: z.string().optional().describe('distinguishes two entries of one engine with different options'),
+  process: z.enum(['worker', 'harness']).optional().describe("where the model runs: in a worker process or in the harness's own (unset: the engine's default, a worker where it has one)"),
   scenario: ScenarioSchema.optional().describe('overrides the top-level scenario for this engine entry'),
 });
 export type EngineEntry = z.infer<typeof EngineEntrySchema>;

@@ -25,6 +25,8 @@ export interface PrepareRequest {
   seed: number;
   /** The precision to execute in: the config's `engines[].precision`, else the model's own. One of `Engine.precisions`. */
   precision: Precision;
+  /** Where to run the model: one of `Engine.processes`. */
+  process: EngineProcess;
   /** Aborted when the cell times out or the user interrupts: an engine stops compiling (kills its worker). */
   signal?: AbortSignal;
 }
@@ -83,70 +85,99 @@ export interface ClosedLoopTimings {
   wallNs: number;
 }
 
+/** Where the runtime runs and what the harness calls it through: an axis of the cell, recorded in the Profile. */
+export type EngineProcess = 'harness' | 'worker';
+
+export interface RunsIn {
+  process: EngineProcess;
+  /** The binding the harness calls, e.g. "onnxruntime-node" or "onnxruntime (Python) in a pbh worker". */
+  binding: string;
+  /** PID of the process that runs the model (for CPU time, RSS and interference). */
+  pid: number;
+}
+
+/**
+ * LoadGen's query sample library: the performance set made resident in the runtime's process before anything is
+ * timed (LoadSamplesToRam), replacing any set loaded earlier, and released after (UnloadSamplesFromRam).
+ */
+export interface SampleLibrary {
+  load(batches: TensorMap[]): Promise<void>;
+  unload(): Promise<void>;
+}
+
+/**
+ * LoadGen's system under test, over the resident batches. Every engine implements all of it; each call runs and is
+ * timed in the runtime's process (a worker's own loop, or the harness for an in-process binding).
+ */
+export interface SystemUnderTest {
+  /** A single/multi-stream session (also warmup): resident batches back to back, cycling, until both minimums are met. */
+  closedLoop(request: ClosedLoopRequest): Promise<ClosedLoopTimings>;
+  /** A server/offline schedule: each query issued when due with at most `concurrency` in flight, FIFO. */
+  schedule(schedule: QuerySchedule): Promise<ScheduleTimings>;
+  /** Resident batch `index` once, issued by the harness: the transport diagnostic (the harness's time less engineNs). */
+  issue(index: number): Promise<{ engineNs: bigint }>;
+  /** One inference on a batch the harness holds, outputs back: the correctness gate, references and the accuracy pass. */
+  infer(batch: TensorMap): Promise<PredictResult>;
+}
+
+/** Measurements outside the ranked sessions. A probe the engine lacks is declared null. */
+export interface Probes {
+  /** The runtime's own model-only loop on one input, no harness in between (e.g. benchmark_app's or time_evaluator's). */
+  modelOnly: ((batch: TensorMap, iterations: number) => Promise<ModelOnlyBench>) | null;
+  /** Per-layer (per-kernel) timings from the runtime's profiler. */
+  layers: ((batch: TensorMap, iterations: number) => Promise<LayerTiming[]>) | null;
+  /** Memory of the process that runs the model. */
+  memory(): Promise<MemorySample>;
+}
+
+/** A generation loop in the runtime's process (contracts/generation.ts's LM graph); null runs the harness's loop on infer. */
+export interface Generator {
+  generate(schedule: GenerationSchedule): Promise<GenerationTrace[]>;
+  /** Next-token negative log-likelihood of `tokens` in non-overlapping windows of `window` tokens. */
+  scoreText(tokens: number[], window: number, cacheShape: number[]): Promise<TextScore>;
+}
+
+/** What the prepared model can do beyond what every one must, declared by the engine. */
+export interface Capabilities {
+  /** infer accepts fewer rows than the prepared batch size (a dynamic batch axis); else the harness pads. */
+  smallerBatch: boolean;
+  /** Queries the runtime can run at once (parallel runs, infer requests, streams); a schedule's concurrency at most. */
+  maxConcurrency: number;
+}
+
 export interface PreparedModel {
   inputs: TensorSpec[];
   outputs: TensorSpec[];
   compileMs: number;
   /** Engine facts worth recording (resolved options, device string). */
-  facts?: Record<string, unknown>;
+  facts: Record<string, unknown>;
   /** Threads the runtime runs the model on, as it resolved them (null when it does not say). */
-  threads?: number | null;
-  /** The precision the runtime executes, read back from it; absent means the engine cannot tell. */
-  precision?: ExecutedPrecision;
-  predict(batch: TensorMap): Promise<PredictResult>;
-  /** Whether predict accepts fewer rows than the prepared batch size (a dynamic batch axis); else the harness pads. */
-  acceptsSmallerBatch?: boolean;
-  /**
-   * Resident samples (LoadGen's query sample library, LoadSamplesToRam): preprocessed batches moved into the
-   * runtime's process before anything is timed, replacing any loaded earlier. Engines whose runtime lives in another
-   * process implement it with runResident, so the time per batch is measured where the runtime lives and no tensor
-   * crosses a pipe inside a timed session; in-process engines need neither (the harness keeps the batches).
-   */
-  loadResident?(batches: TensorMap[]): Promise<void>;
-  /**
-   * Runs resident batch `index` (no outputs come back: scoring is a separate pass). engineNs is measured in the
-   * runtime's process around the runtime's call, wrapping inputs and outputs as a deployment does.
-   */
-  runResident?(index: number): Promise<{ engineNs: bigint }>;
-  /**
-   * Runs one single/multi-stream session in the runtime's process, so no pipe wake-up sits between its queries (the
-   * harness then measures the transport per batch separately, outside any tracker).
-   */
-  runClosedLoop?(request: ClosedLoopRequest): Promise<ClosedLoopTimings>;
-  /** Queries the runtime can run at once (parallel runs, infer requests, streams); 1 when absent. */
-  maxConcurrency?: number;
-  /**
-   * Runs a scenario's schedule in the runtime's process on the resident batches, so arrivals, queueing and
-   * completions are timed where the runtime lives. Engines without it are driven by the harness's own executor.
-   */
-  runSchedule?(schedule: QuerySchedule): Promise<ScheduleTimings>;
-  layerProfile?(batch: TensorMap, iterations: number): Promise<LayerTiming[]>;
-  /**
-   * Runs a generation schedule (contracts/generation.ts's LM graph) in the runtime's process, so every step and its
-   * timestamp are where the runtime lives. In-process engines need not: the harness runs the same loop on predict.
-   */
-  generate?(schedule: GenerationSchedule): Promise<GenerationTrace[]>;
-  /** Next-token negative log-likelihood of `tokens` in non-overlapping windows of `window` tokens, in the runtime's process. */
-  scoreText?(tokens: number[], window: number, cacheShape: number[]): Promise<TextScore>;
-  /** Peak/current memory of the process that runs the model, when it is not the harness process. */
-  memory?(): Promise<MemorySample>;
-  /** PID of the process that runs the model (for CPU time and RSS sampling). */
-  pid?(): number;
-  bench?(batch: TensorMap, iterations: number): Promise<ModelOnlyBench>;
+  threads: number | null;
+  /** The precision the runtime executes, read back from it; null when the engine cannot tell. */
+  precision: ExecutedPrecision | null;
+  runsIn: RunsIn;
+  capabilities: Capabilities;
+  library: SampleLibrary;
+  sut: SystemUnderTest;
+  probes: Probes;
+  generator: Generator | null;
   /** What the engine's process last said (a worker's stderr tail), attached to a failed or timed-out Profile. */
-  diagnostics?(): string;
+  diagnostics(): string;
   dispose(): Promise<void>;
 }
 
 export interface Engine {
   name: string;
   description: string;
+  /** Where this engine can run the model, the default first (`engines[].process` picks another). */
+  processes: readonly EngineProcess[];
   /** zod schema (as unknown to keep core free of engine option types) for `engines[].options`. */
   optionsSchema: import('zod').ZodType<Record<string, unknown>>;
   devices: string[];
   /** Precisions a config may ask this engine for on a model stored in fp32. */
   precisions: readonly Precision[];
-  probe(): Promise<Availability>;
+  /** Whether the engine can run here, in that process. */
+  probe(process: EngineProcess): Promise<Availability>;
   prepare(req: PrepareRequest): Promise<PreparedModel>;
 }
 

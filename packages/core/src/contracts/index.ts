@@ -7,3 +7,4 @@ export * from './dataset.js';
 export * from './plugin.js';
 export * from './profile.js';
 export * from './generation.js';
+export * from './clock.js';

@@ -9,6 +9,7 @@ import type { Measurement } from './measure.js';
 import type { Verdict } from './scenarios/validity.js';
 import type { CellPlan } from './plan.js';
 import { scenarioSettings } from './scenarios/settings.js';
+import { summarizeInterference } from '../system/interference.js';
 import { aggregateMetrics } from './tracker.js';
 
 /** The Profile a cell starts from: identity, config and workload; phases fill in the rest as they learn it. */
@@ -35,6 +36,7 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
       facts: {},
       precision: null,
       process: null,
+      binding: null,
     },
     dataset: {
       name: dataset?.name ?? exp.dataset.name ?? exp.dataset.kind,
@@ -62,6 +64,7 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
     latency: {},
     generation: null,
     metrics: {},
+    interference: null,
     scores: [],
     achieved_flops: null,
     peak_fraction: null,
@@ -97,7 +100,7 @@ function scenarioResult(m: Measurement): ScenarioResult {
     kind,
     rules,
     settings,
-    executor: m.open?.executor ?? 'runtime',
+    executor: m.open?.executor ?? m.executor,
     validity: reasons.length ? 'INVALID' : 'VALID',
     reasons,
     reported: { ...m.verdicts[0]!.reported, value: m.verdicts.reduce((a, v) => a + v.reported.value, 0) / m.verdicts.length },
@@ -138,6 +141,7 @@ export function assembleProfile(ctx: SweepContext, plan: CellPlan, m: Measuremen
   profile.sessions = sessions;
   profile.throughput = summarize(sessions.map((s) => s.throughput_sps));
   profile.metrics = aggregateMetrics(m.loop?.metricValues ?? m.open!.metricValues);
+  profile.interference = summarizeInterference(m.loop?.interference ?? m.open!.interference);
   profile.workload.samples_scored = m.accuracy.samples;
   profile.workload.last_batch = m.accuracy.lastBatch;
   profile.scores = plan.scorers.flatMap((s, k) =>

@@ -33,7 +33,7 @@ export type LastBatch = 'none' | 'dynamic' | 'padded';
 /** How a batch of `rows` rows runs on a model prepared for `batch`. */
 export function lastBatchMode(model: PreparedModel, rows: number, batch: number): LastBatch {
   if (rows === batch) return 'none';
-  return model.acceptsSmallerBatch ? 'dynamic' : 'padded';
+  return model.capabilities.smallerBatch ? 'dynamic' : 'padded';
 }
 
 /**
@@ -41,8 +41,8 @@ export function lastBatchMode(model: PreparedModel, rows: number, batch: number)
  * accepts it, else it is padded to the batch size and the padded rows are discarded.
  */
 export async function predictRows(model: PreparedModel, feeds: TensorMap, rows: number, batch: number): Promise<TensorMap> {
-  if (lastBatchMode(model, rows, batch) !== 'padded') return (await model.predict(feeds)).outputs;
+  if (lastBatchMode(model, rows, batch) !== 'padded') return (await model.sut.infer(feeds)).outputs;
   const padded: TensorMap = {};
   for (const [name, t] of Object.entries(feeds)) padded[name] = padRows(t, batch);
-  return cutRows((await model.predict(padded)).outputs, batch, rows);
+  return cutRows((await model.sut.infer(padded)).outputs, batch, rows);
 }

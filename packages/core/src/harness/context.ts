@@ -1,5 +1,6 @@
 import path from 'node:path';
-import type { Availability, Engine } from '../contracts/engine.js';
+import type { Availability, Engine, EngineProcess } from '../contracts/engine.js';
+import type { Clock } from '../contracts/clock.js';
 import type { Dataset } from '../contracts/dataset.js';
 import type { ModelFacts, SystemInfo } from '../contracts/profile.js';
 import type { ModelConfig } from '../config/schema.js';
@@ -23,13 +24,16 @@ export interface SweepContext {
   workRoot: string;
   command: (cellKey: string) => string;
   onProgress?: (e: CellProgress) => void;
+  /** The harness's clock (preprocessing, the transport probe); tests inject one that never waits. */
+  clock?: Clock;
 }
 
-export function probeOnce(ctx: SweepContext, engine: Engine): Promise<Availability> {
-  let p = ctx.probes.get(engine.name);
+export function probeOnce(ctx: SweepContext, engine: Engine, process: EngineProcess): Promise<Availability> {
+  const key = `${engine.name}\0${process}`;
+  let p = ctx.probes.get(key);
   if (!p) {
-    p = engine.probe().catch((e: unknown): Availability => ({ available: false, reason: (e as Error).message, fix: 'npx pbh doctor' }));
-    ctx.probes.set(engine.name, p);
+    p = engine.probe(process).catch((e: unknown): Availability => ({ available: false, reason: (e as Error).message, fix: 'npx pbh doctor' }));
+    ctx.probes.set(key, p);
   }
   return p;
 }

@@ -15,7 +15,7 @@ export function recordFailure(profile: Profile, e: unknown, prepared: PreparedMo
   profile.status = statusOf(e);
   profile.error = e instanceof Error ? e.message : String(e);
   profile.error_detail = errorDetail(e);
-  const said = prepared?.diagnostics?.();
+  const said = prepared?.diagnostics();
   if (said && !profile.error.includes(said)) {
     profile.error_detail = [`engine process output (tail):\n${said}`, profile.error_detail].filter(Boolean).join('\n\n');
   }

@@ -1,3 +1,4 @@
+import { hrtimeClock, type Clock } from '../contracts/clock.js';
 import type { LayerTiming, MemorySample, PreparedModel } from '../contracts/engine.js';
 import type { MetricContext } from '../contracts/metric.js';
 import type { TensorMap } from '../contracts/tensor.js';
@@ -6,7 +7,6 @@ import type { SweepContext } from './context.js';
 import type { Deadline } from './deadline.js';
 import { runLoop, type LoopResult } from './loop.js';
 import type { CellPlan } from './plan.js';
-import { residentQuery } from './resident.js';
 import { runOpenLoop, type OpenLoopResult } from './scenarios/open-loop.js';
 import { mlperfJudgement, scenarioSettings, type ScenarioSettings } from './scenarios/settings.js';
 import { judge, type Verdict } from './scenarios/validity.js';
@@ -15,7 +15,9 @@ import { PerformanceTracker } from './tracker.js';
 
 export interface Measurement {
   settings: ScenarioSettings;
-  /** Single and multi stream: the session loop's per-batch boundaries. */
+  /** Where the sessions were issued and timed: in a worker (the runtime's process), or the harness's. */
+  executor: 'runtime' | 'harness';
+  /** Single and multi stream: the sessions' per-query engine times and the transport probe. */
   loop: LoopResult | null;
   /** Server and offline: the open schedule's per-query latencies. */
   open: OpenLoopResult | null;
@@ -24,54 +26,66 @@ export interface Measurement {
   /** The same sessions judged by MLPerf's minimums. */
   mlperfVerdicts: Verdict[];
   accuracy: AccuracyPass;
-  /** The engine's own timing loop on a resident input (no IPC), per iteration ns. */
+  /** The runtime's own model-only loop on one input, per iteration ns. */
   modelOnlyNs: number[] | null;
   memory: MemorySample | null;
   layers: LayerTiming[];
 }
 
-/** Longest the model-only bench may take: the sessions already measured the same model. */
+/** Longest the model-only probe may take: the sessions already measured the same model. */
 const MODEL_ONLY_BUDGET_NS = 5e9;
 
-const now = process.hrtime.bigint;
-
-/** The performance set, preprocessed in TypeScript before anything is timed, each batch's preprocessing timed. */
-function residentBatches(plan: CellPlan): { resident: TensorMap[]; preprocessNs: Float64Array } {
+/** The performance set, preprocessed before anything is timed, each batch's preprocessing timed. */
+function residentBatches(plan: CellPlan, clock: Clock): { resident: TensorMap[]; preprocessNs: Float64Array } {
   const resident: TensorMap[] = [];
   const preprocessNs = new Float64Array(plan.batches);
   for (let b = 0; b < plan.batches; b++) {
     const raw = plan.dataset.read(b * plan.batchSize, plan.batchSize);
-    const t0 = now();
+    const t0 = clock();
     resident.push(plan.feeder.feed(raw));
-    preprocessNs[b] = Number(now() - t0);
+    preprocessNs[b] = Number(clock() - t0);
   }
   return { resident, preprocessNs };
 }
 
-/** Single/multi stream: each session is one LoadGen run of back-to-back queries, judged on its headline latencies. */
+/** Single/multi stream: each session is one LoadGen run of back-to-back queries, judged on its engine latencies. */
 function streamVerdicts(settings: ScenarioSettings, loop: LoopResult, batchSize: number): Verdict[] {
-  const latencies = loop.raw[loop.headline]!;
+  const latencies = loop.raw.engine!;
   return loop.sessions.map((session, s) => {
     const mine = latencies.values.filter((_, i) => latencies.sessionOf[i] === s);
     return judge(settings, { latenciesNs: mine, queries: session.batches, samples: session.batches * batchSize, durationNs: session.wall_ns });
   });
 }
 
+/**
+ * Warmup as a short closed-loop session of the system under test, outside any tracker: `warmup` queries over the
+ * first resident batches. The fastest sets the pace the offline scenario plans by (it errs towards longer runs).
+ */
+async function warmup(model: PreparedModel, batches: number, queries: number, deadline: Deadline): Promise<number> {
+  if (queries <= 0) return NaN;
+  const t = await deadline.run(model.sut.closedLoop({ batches: Math.min(batches, queries), minQueries: queries, minDurationNs: 0 }));
+  return Math.min(...t.engineNs);
+}
+
 async function performance(ctx: SweepContext, plan: CellPlan, model: PreparedModel, settings: ScenarioSettings, deadline: Deadline) {
   const exp = ctx.loaded.experiment;
-  const pid = model.pid?.() ?? process.pid;
+  const clock = ctx.clock ?? hrtimeClock;
+  const pid = model.runsIn.pid;
   const metricContext: MetricContext = { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) };
   const tracker = new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m)));
   const onSession = (index: number): void => ctx.onProgress?.({ kind: 'session', index, of: exp.sessions });
-  const { resident, preprocessNs } = residentBatches(plan);
-  const { query, warmupNsPerQuery } = await residentQuery(model, resident, exp.warmup_batches, deadline);
+  const { resident, preprocessNs } = residentBatches(plan, clock);
+  await deadline.run(model.library.load(resident));
+  const warmupNsPerQuery = await warmup(model, resident.length, exp.warmup_batches, deadline);
+  const executor = model.runsIn.process === 'worker' ? 'runtime' : 'harness';
   if (settings.kind === 'server' || settings.kind === 'offline') {
     const open = await runOpenLoop({
-      prepared: model,
-      query,
+      sut: model.sut,
+      maxConcurrency: model.capabilities.maxConcurrency,
+      executor,
       residentBatches: resident.length,
       batchSize: plan.batchSize,
-      expectedSamplesPerS: settings.expectedQps ?? (Number.isFinite(warmupNsPerQuery) ? (plan.batchSize * 1e9) / warmupNsPerQuery : 0),
+      expectedSamplesPerS: settings.expectedQps ?? (Number.isFinite(warmupNsPerQuery) && warmupNsPerQuery > 0 ? (plan.batchSize * 1e9) / warmupNsPerQuery : 0),
       sessions: exp.sessions,
       settings,
       seed: exp.seed,
@@ -80,11 +94,10 @@ async function performance(ctx: SweepContext, plan: CellPlan, model: PreparedMod
       deadline,
       onSession,
     });
-    return { loop: null, open, verdicts: open.verdicts, mlperfVerdicts: open.mlperfVerdicts };
+    return { executor, loop: null, open, verdicts: open.verdicts, mlperfVerdicts: open.mlperfVerdicts } as const;
   }
   const loop = await runLoop({
-    query,
-    ...(model.runClosedLoop ? { closedLoop: model.runClosedLoop.bind(model) } : {}),
+    sut: model.sut,
     residentBatches: resident.length,
     preprocessNs,
     batchSize: plan.batchSize,
@@ -94,43 +107,47 @@ async function performance(ctx: SweepContext, plan: CellPlan, model: PreparedMod
     tracker,
     metricContext,
     deadline,
+    clock,
     onSession,
   });
   return {
+    executor,
     loop,
     open: null,
     verdicts: streamVerdicts(settings, loop, plan.batchSize),
     mlperfVerdicts: streamVerdicts(mlperfJudgement(settings), loop, plan.batchSize),
-  };
+  } as const;
 }
 
 /**
  * The measure phase: the resident performance set, warmup and the tracked sessions of the cell's scenario; then,
- * outside any tracker, the accuracy pass over every sample, the model-only bench and the layer profile.
+ * with the set unloaded and outside any tracker, the accuracy pass over every sample and the probes (model-only,
+ * memory, layers).
  */
 export async function measureCell(ctx: SweepContext, plan: CellPlan, model: PreparedModel, references: TensorMap[], deadline: Deadline): Promise<Measurement> {
   const exp = ctx.loaded.experiment;
   const settings = scenarioSettings(exp, plan.cell);
   ctx.onProgress?.({ kind: 'phase', phase: `measure (${settings.kind})` });
-  const { loop, open, verdicts, mlperfVerdicts } = await performance(ctx, plan, model, settings, deadline);
+  const { executor, loop, open, verdicts, mlperfVerdicts } = await performance(ctx, plan, model, settings, deadline);
+  await deadline.run(model.library.unload());
   ctx.onProgress?.({ kind: 'phase', phase: 'score' });
   const accuracy = await scoreAll(plan, model, references, deadline);
   let modelOnlyNs: number[] | null = null;
-  if (model.bench) {
-    ctx.onProgress?.({ kind: 'phase', phase: 'model-only bench' });
+  if (model.probes.modelOnly) {
+    ctx.onProgress?.({ kind: 'phase', phase: 'model-only probe' });
     // As many iterations as a session has batches (at least 10), within the budget: an untuned compiler can take
     // seconds per batch.
-    const timed = loop ? loop.raw[loop.headline]!.values : open!.queryNs;
+    const timed = loop ? loop.raw.engine!.values : open!.queryNs;
     const perBatchNs = timed.reduce((a, v) => a + v, 0) / Math.max(1, timed.length);
     const budget = perBatchNs > 0 ? Math.floor(MODEL_ONLY_BUDGET_NS / perBatchNs) : Infinity;
     const iterations = Math.max(3, Math.min(Math.max(10, plan.batches), budget));
-    modelOnlyNs = (await deadline.run(model.bench(plan.firstBatch, iterations))).iterationNs;
+    modelOnlyNs = (await deadline.run(model.probes.modelOnly(plan.firstBatch, iterations))).iterationNs;
   }
-  const memory = model.memory ? await deadline.run(model.memory()) : null;
+  const memory = await deadline.run(model.probes.memory());
   let layers: LayerTiming[] = [];
-  if (exp.layer_profile.enabled && model.layerProfile) {
+  if (exp.layer_profile.enabled && model.probes.layers) {
     ctx.onProgress?.({ kind: 'phase', phase: 'layer profile' });
-    layers = await deadline.run(model.layerProfile(plan.firstBatch, exp.layer_profile.iterations));
+    layers = await deadline.run(model.probes.layers(plan.firstBatch, exp.layer_profile.iterations));
   }
-  return { settings, loop, open, verdicts, mlperfVerdicts, accuracy, modelOnlyNs, memory, layers };
+  return { settings, executor, loop, open, verdicts, mlperfVerdicts, accuracy, modelOnlyNs, memory, layers };
 }

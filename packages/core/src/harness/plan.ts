@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Dataset } from '../contracts/dataset.js';
-import type { Engine } from '../contracts/engine.js';
+import type { Availability, Engine, EngineProcess } from '../contracts/engine.js';
 import { precisionOfDtypes, type Precision } from '../contracts/precision.js';
 import type { ModelFacts } from '../contracts/profile.js';
 import type { Scorer } from '../contracts/scorer.js';
@@ -21,6 +21,8 @@ export interface CellPlan {
   engine: Engine;
   /** Engine options parsed by the engine's own zod schema, defaults filled in. */
   options: Record<string, unknown>;
+  /** Where the model runs: the entry's `process`, else the engine's default. */
+  process: EngineProcess;
   facts: ModelFacts;
   modelPath: string;
   workDir: string;
@@ -92,20 +94,30 @@ function planScorers(exp: Experiment, registry: Registry, facts: ModelFacts, cel
   });
 }
 
+/** The cell's engine, its parsed options and where it runs, probed there (unavailable: EngineUnavailableError). */
+export async function planEngine(ctx: SweepContext, cell: Cell, profile: Profile, deadline: Deadline): Promise<{ engine: Engine; options: Record<string, unknown>; process: EngineProcess; availability: Availability & { available: true } }> {
+  const engine = ctx.registry.engine(cell.engine.name);
+  const options = parseOptions(engine, cell);
+  const process = cell.engine.process ?? engine.processes[0]!;
+  if (!engine.processes.includes(process)) {
+    throw new CellConfigError(`engines[${cell.engineLabel}].process: ${engine.name} cannot run in the ${process}; it runs in: ${engine.processes.join(', ')}. Remove process or pick one of those.`);
+  }
+  // Raced against the deadline so that Ctrl-C during a slow probe is an interruption, not an unavailable engine.
+  const availability = await deadline.run(probeOnce(ctx, engine, process));
+  if (!availability.available) {
+    throw new EngineUnavailableError(`engine ${engine.name} (in the ${process}) is not available here: ${availability.reason}. Fix: ${availability.fix}`);
+  }
+  profile.engine.version = availability.version;
+  return { engine, options, process, availability };
+}
+
 /** The plan phase: validates the cell, probes the engine, analyses the model and checks the data fits it. */
 export async function planCell(ctx: SweepContext, cell: Cell, profile: Profile, deadline: Deadline): Promise<CellPlan> {
   const exp = ctx.loaded.experiment;
   if (!Number.isInteger(cell.batchSize) || cell.batchSize <= 0) {
     throw new CellConfigError(`batch_sizes: ${cell.batchSize} is not a valid batch size; use a positive integer such as 1, 8 or 32.`);
   }
-  const engine = ctx.registry.engine(cell.engine.name);
-  const options = parseOptions(engine, cell);
-  // Raced against the deadline so that Ctrl-C during a slow probe is an interruption, not an unavailable engine.
-  const availability = await deadline.run(probeOnce(ctx, engine));
-  if (!availability.available) {
-    throw new EngineUnavailableError(`engine ${engine.name} is not available here: ${availability.reason}. Fix: ${availability.fix}`);
-  }
-  profile.engine.version = availability.version;
+  const { engine, options, process, availability } = await planEngine(ctx, cell, profile, deadline);
   if (!engine.devices.includes(cell.engine.device) && !availability.devices.includes(cell.engine.device)) {
     throw new EngineUnavailableError(`engine ${engine.name} has no device "${cell.engine.device}"; it offers ${availability.devices.join(', ')}.`);
   }
@@ -135,6 +147,7 @@ export async function planCell(ctx: SweepContext, cell: Cell, profile: Profile, 
     cell,
     engine,
     options,
+    process,
     facts,
     modelPath: modelPath(ctx, cell.model),
     workDir: path.join(ctx.workRoot, cell.key),

@@ -39,7 +39,8 @@ export class ReferenceOutputs {
     if (this.current?.id === id) return this.current.prepared;
     await this.release();
     const engine = this.registry.engine(this.engineName);
-    const availability = await engine.probe();
+    const process = engine.processes[0]!;
+    const availability = await engine.probe(process);
     if (!availability.available) {
       throw new Error(`reference engine ${this.engineName} is unavailable (${availability.reason}); set reference_engine to an available engine. Fix: ${availability.fix}`);
     }
@@ -48,6 +49,7 @@ export class ReferenceOutputs {
       batchSize: key.batchSize,
       device: 'cpu',
       options: engine.optionsSchema.parse({}),
+      process,
       inputs: key.inputs,
       seed: this.seed,
       precision: key.precision,

@@ -1,17 +1,34 @@
 import type { Metric, MetricContext, MetricValue } from '../contracts/metric.js';
+import { cpuSnapshot, sessionInterference, type CpuSnapshot, type SessionInterference } from '../system/interference.js';
 
-/** The Performance Tracker: a set of Metrics started and stopped around one session. */
+/** What the tracker saw of one session: the metrics' values, and what the rest of the machine did meanwhile. */
+export interface TrackedSession {
+  metrics: MetricValue[];
+  interference: SessionInterference | null;
+}
+
+/**
+ * The Performance Tracker: a set of Metrics started and stopped around one session, and the machine's CPU ticks
+ * read on both sides of it (interference: other processes than the harness and the model's).
+ */
 export class PerformanceTracker {
+  private sessions = 0;
+  private before: CpuSnapshot | null = null;
+
   constructor(private readonly metrics: Metric[]) {}
 
   async start(ctx: MetricContext): Promise<void> {
     for (const m of this.metrics) await m.start(ctx);
+    this.before = await cpuSnapshot([process.pid, ctx.pid]);
   }
 
-  async stop(ctx: MetricContext): Promise<MetricValue[]> {
-    const out: MetricValue[] = [];
-    for (const m of this.metrics) out.push(...(await m.stop(ctx)));
-    return out;
+  async stop(ctx: MetricContext): Promise<TrackedSession> {
+    const after = await cpuSnapshot([process.pid, ctx.pid]);
+    const index = this.sessions++;
+    const interference = this.before && after ? sessionInterference(index, this.before, after) : null;
+    const metrics: MetricValue[] = [];
+    for (const m of this.metrics) metrics.push(...(await m.stop(ctx)));
+    return { metrics, interference };
   }
 }
 

@@ -31,7 +31,7 @@ export async function verifyCell(ctx: SweepContext, plan: CellPlan, model: Prepa
   if (plan.engine.name === exp.reference_engine) return;
   ctx.onProgress?.({ kind: 'phase', phase: 'verify' });
   const expected = await deadline.run(ctx.reference.rows(referenceKey(plan), 0, plan.batchSize));
-  const got = await deadline.run(model.predict(plan.firstBatch));
+  const got = await deadline.run(model.sut.infer(plan.firstBatch));
   const executed = profile.engine.precision?.executed ?? plan.precision.requested;
   const tol = toleranceFor(executed, exp.tolerance, expected);
   const cmp = compareOutputs(got.outputs, expected, tol.atol, tol.rtol);

@@ -27,6 +27,8 @@ const PluginShape = z.object({
           prepare: fn,
           optionsSchema: z.custom((v) => typeof (v as { safeParse?: unknown })?.safeParse === 'function'),
           precisions: z.array(PrecisionSchema).optional(),
+          // Required since the engine boundary of LoadGen's sample library and system under test (contracts/engine.ts).
+          processes: z.array(z.enum(['harness', 'worker'])).min(1),
         })
         .passthrough(),
     )

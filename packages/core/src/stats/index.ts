@@ -1,2 +1,3 @@
 export * from './summary.js';
 export * from './student-t.js';
+export * from './welch.js';

@@ -3,13 +3,11 @@ import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import type { z } from 'zod';
-import { Doorbell } from './doorbell.js';
 import { WorkerCrashedError, WorkerError, WorkerProtocolError, WorkerReplyError, WorkerTimeoutError } from './errors.js';
 import { encodeFrame, FrameDecoder, FrameError, type Frame, type NamedTensor } from './framing.js';
 import { trackWorker, untrackWorker, type Killable } from './orphans.js';
 import { errorReplySchema, replySchemas, type Command, type FrameHeader } from './protocol.js';
 import { StderrTail } from './stderr-tail.js';
-import { CLIENT_CPUS, restoreClientCpus } from './placement.js';
 import { removeTensorFile } from './tensor-file.js';
 
 /** Folder holding the `pbh_worker` Python package (put on the worker's PYTHONPATH). */
@@ -19,13 +17,6 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 const CLOSE_TIMEOUT_MS = 5_000;
 const EXIT_GRACE_MS = 2_000;
 const RESERVED_FIELDS = ['id', 'cmd', 'tensors', 'bytes_file'] as const;
-/**
- * The client polls until the fastest run seen times this, plus DOORBELL_SLACK_NS, then sends the run on the frame
- * stream (a worker that died or hangs is then seen there; a slow run costs one wake-up more).
- */
-const DOORBELL_BUDGET_SHARE = 3;
-const DOORBELL_SLACK_NS = 1_000_000;
-
 export interface WorkerSpawnOptions {
   /** Python interpreter (usually the project venv's, see `findVenvPython`). */
   python: string;
@@ -96,14 +87,6 @@ export class WorkerClient implements Killable {
    */
   private watchdog: NodeJS.Timeout | undefined;
   private watchdogAt = Infinity;
-  /** The shared page `run` also goes through, once the worker's hello says it mapped it. */
-  private readonly doorbell = Doorbell.create();
-  private doorbellOpen = false;
-  private runSeq = 0;
-  /** The fastest run of the resident set now loaded, in ns: whether the doorbell is used, and its budget. */
-  private fastestRunNs = Infinity;
-  private doorbellAnswers = 0;
-
   static spawn(options: WorkerSpawnOptions): WorkerClient {
     return new WorkerClient(options);
   }
@@ -120,8 +103,6 @@ export class WorkerClient implements Killable {
         PYTHONPATH: pythonPath,
         PYTHONUNBUFFERED: '1',
         PBH_PARENT_PID: String(process.pid),
-        ...(this.doorbell ? { PBH_DOORBELL: this.doorbell.path } : {}),
-        ...(CLIENT_CPUS ? { PBH_CLIENT_CPUS: CLIENT_CPUS } : {}),
       },
       extendEnv: true,
       stdin: 'pipe',
@@ -142,14 +123,12 @@ export class WorkerClient implements Killable {
       this.tail.push(chunk);
       options.onStderr?.(chunk);
     });
-    this.exited = this.subprocess.then(async (result) => {
+    this.exited = this.subprocess.then((result) => {
       const exit: WorkerExit = {
         exitCode: typeof result.exitCode === 'number' ? result.exitCode : undefined,
         signal: result.signal ?? undefined,
       };
       this.onExit(exit, result.failed && result.exitCode === undefined && !result.signal ? result.shortMessage : undefined);
-      // A worker killed while it had placed this process's main thread (pbh_worker/placement.py) cannot give it back.
-      await restoreClientCpus(options.python, pythonPath);
       return exit;
     });
     this.updateRef();
@@ -166,11 +145,6 @@ export class WorkerClient implements Killable {
   /** Highest peak resident set size the worker has reported (every reply carries one). */
   get rssPeakBytes(): number | undefined {
     return this.rssPeak;
-  }
-
-  /** Runs answered through the shared page rather than a frame (the rest went through the frame stream). */
-  get runsThroughDoorbell(): number {
-    return this.doorbellAnswers;
   }
 
   stderrTail(): string {
@@ -192,7 +166,6 @@ export class WorkerClient implements Killable {
     const reserved = RESERVED_FIELDS.find((key) => key in fields);
     if (reserved) return Promise.reject(new TypeError(`"${reserved}" is a reserved header field; "${cmd}" cannot carry it`));
     const id = this.nextId++;
-    if (cmd === 'load' || cmd === 'load_samples') this.fastestRunNs = Infinity;
     let chunks: Buffer[];
     try {
       chunks = encodeFrame({ id, cmd, ...fields }, tensors, options.bytesFile);
@@ -217,40 +190,6 @@ export class WorkerClient implements Killable {
         this.stdin.uncork();
       }
     });
-  }
-
-  /**
-   * Runs resident batch `index` and resolves with the worker's engine_ns for it. Through the doorbell while the
-   * worker polls it (no process wake-up either way), else as a `run` frame; the same `seq` in both, so a run the
-   * worker answered on the page is answered from it on the stream, never run twice.
-   */
-  async run(index: number, options: RequestOptions = {}): Promise<number> {
-    const seq = ++this.runSeq;
-    const bell = this.doorbell;
-    // Only an index the page can carry; anything else goes as a frame, whose reply says what is wrong with it.
-    // Which runs go through the page is the worker's call (word 6: it polls after short runs, and after longer ones
-    // where a session left a core idle, doorbell.py); a
-    // run is rung there only once one has been timed, which sets its budget.
-    if (bell && Number.isFinite(this.fastestRunNs) && Number.isSafeInteger(index) && index >= 0 && this.doorbellOpen && this.pending.size === 0 && !this.exit && bell.polled()) {
-      bell.ring(index, seq);
-      const until = process.hrtime.bigint() + BigInt(Math.round(this.fastestRunNs * DOORBELL_BUDGET_SHARE + DOORBELL_SLACK_NS));
-      const engineNs = bell.await(seq, until);
-      if (engineNs !== undefined) {
-        this.doorbellAnswers++;
-        return this.ran(Number(engineNs));
-      }
-    }
-    const { header } = await this.request('run', { index, seq }, [], options);
-    const engineNs = header.engine_ns;
-    if (typeof engineNs !== 'number' || !Number.isInteger(engineNs) || engineNs < 0) {
-      throw new WorkerProtocolError(`${this.label} answered "run" without an integer engine_ns: ${JSON.stringify(header).slice(0, 300)}`, this.label, this.tail.text());
-    }
-    return this.ran(engineNs);
-  }
-
-  private ran(engineNs: number): number {
-    this.fastestRunNs = Math.min(this.fastestRunNs, engineNs);
-    return engineNs;
   }
 
   /** `request` plus validation of the command's reply fields. */
@@ -336,11 +275,6 @@ export class WorkerClient implements Killable {
       return;
     }
     this.settle(id!);
-    if (pending.cmd === 'hello') {
-      this.doorbellOpen = frame.header.doorbell === true;
-      // Both sides hold it now (the worker maps it before serving): the name is no longer needed.
-      this.doorbell?.unlink();
-    }
     pending.resolve({ header: frame.header, tensors: frame.tensors });
   }
 
@@ -389,7 +323,6 @@ export class WorkerClient implements Killable {
 
   private onExit(exit: WorkerExit, spawnFailure: string | undefined): void {
     this.exit = exit;
-    this.doorbell?.close();
     clearTimeout(this.watchdog);
     this.watchdog = undefined;
     this.watchdogAt = Infinity;

@@ -20,12 +20,6 @@ if (endianness() !== 'LE') {
 /** A header is small JSON; a line this long means the stream is not ours. */
 export const MAX_HEADER_BYTES = 64 << 20;
 const NEWLINE = 0x0a;
-/**
- * The hot reply of a timed run, matched without JSON.parse and zod (~3 µs a reply, more when the process has just
- * woken): any other spelling takes the general path and yields the same header.
- */
-const RUN_REPLY = /^\{"id":(\d{1,15}),"ok":true,"engine_ns":(\d{1,15})(?:,"rss_peak_bytes":(\d{1,15}))?\}$/;
-const RUN_REPLY_MAX_BYTES = 128;
 const OPEN_BRACE = 0x7b;
 
 function checkTensor(t: NamedTensor): void {
@@ -41,8 +35,7 @@ function checkTensor(t: NamedTensor): void {
 
 /**
  * A request frame as the chunks to write: the header line, then one view per tensor onto its own memory
- * (no copy). `tensors` is added to the header only when there are some, so a header-only request is exactly
- * `JSON.stringify(head)` (the worker's `run` fast path matches that spelling). With `bytesFile` (tensor-file.ts) the
+ * (no copy). `tensors` is added to the header only when there are some. With `bytesFile` (tensor-file.ts) the
  * bytes lie in that file and the frame is the header line alone.
  */
 export function encodeFrame(head: Record<string, unknown>, tensors: readonly NamedTensor[], bytesFile?: string): Buffer[] {
@@ -145,15 +138,6 @@ export class FrameDecoder {
   }
 
   private startBody(line: Buffer, frames: Frame[]): void {
-    const run = line.length <= RUN_REPLY_MAX_BYTES ? RUN_REPLY.exec(line.toString('latin1')) : null;
-    if (run) {
-      // The `run` reply exactly as the worker spells it (pbh_worker/loop.py _RUN_REPLY): the pattern is its check.
-      const header: FrameHeader = { id: Number(run[1]), ok: true, engine_ns: Number(run[2]), tensors: [] };
-      // Workers before protocol 5 also sent their peak RSS with every run.
-      if (run[3] !== undefined) header.rss_peak_bytes = Number(run[3]);
-      frames.push({ header, tensors: [] });
-      return;
-    }
     let json: unknown;
     try {
       json = JSON.parse(line.toString('utf8'));

@@ -6,4 +6,4 @@ export type { WorkerSpawnOptions, RequestOptions, Reply, WorkerExit } from './cl
 export { killAllWorkers, liveWorkerCount } from './orphans.js';
 export * from './venv.js';
 export { createNativeEngine, DEFAULT_NATIVE_TIMEOUTS } from './native-engine.js';
-export type { NativeEngine, NativeEngineOptions, NativeEngineTimeouts, NativePreparedModel } from './native-engine.js';
+export type { NativeEngine, NativeEngineOptions, NativeEngineTimeouts } from './native-engine.js';

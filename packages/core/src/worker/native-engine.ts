@@ -1,18 +1,5 @@
 import type { ZodType } from 'zod';
-import type {
-  Availability,
-  ClosedLoopRequest,
-  ClosedLoopTimings,
-  Engine,
-  LayerTiming,
-  ModelOnlyBench,
-  PredictResult,
-  PreparedModel,
-  PrepareRequest,
-  QuerySchedule,
-  ScheduleTimings,
-} from '../contracts/engine.js';
-import type { GenerationSchedule, GenerationTrace, TextScore } from '../contracts/generation.js';
+import type { Availability, Engine, Generator, PreparedModel, PrepareRequest, Probes, SampleLibrary, SystemUnderTest } from '../contracts/engine.js';
 import type { Precision } from '../contracts/precision.js';
 import type { TensorMap } from '../contracts/tensor.js';
 import { WorkerClient } from './client.js';
@@ -20,6 +7,7 @@ import { WorkerReplyError } from './errors.js';
 import type { NamedTensor } from './framing.js';
 import { describePythonSearch, findVenvPython, VENV_FIX } from './venv.js';
 import { writeTensorFile } from './tensor-file.js';
+import { checkSchedule } from '../engine-kit/checks.js';
 
 export interface NativeEngineTimeouts {
   hello: number;
@@ -64,24 +52,14 @@ export interface NativeEngineOptions {
   timeouts?: Partial<NativeEngineTimeouts>;
   /** Extra environment for the worker process (thread pools, runtime log levels). */
   env?: Record<string, string | undefined>;
+  /** What the worker's runtime offers beyond the system under test: its own model-only loop, a per-layer profiler. */
+  probes: { modelOnly: boolean; layers: boolean };
+  /** Names the binding in Profiles (default: "<runtimeModule> (Python) in a pbh worker"). */
+  binding?: string;
 }
 
-/** What a native engine's `prepare()` resolves to: a PreparedModel plus a diagnostic of the worker's own cost. */
-export interface NativePreparedModel extends PreparedModel {
-  /**
-   * `run`'s timing of the resident batches in turn, back to back in the worker: the `engine` boundary without a
-   * round trip (and the idle wait it brings) between runs. Its difference to `bench` is the worker's own per-call
-   * cost; its difference to resident runs is what waiting between runs costs the runtime's next call.
-   */
-  benchResident(iterations: number): Promise<ModelOnlyBench>;
-  /** Resident runs answered through the shared-page doorbell so far (the rest went as frames). */
-  runsThroughDoorbell(): number;
-}
-
-/** An Engine whose `prepare()` says it returns the native model (with benchResident). */
-export interface NativeEngine extends Engine {
-  prepare(req: PrepareRequest): Promise<NativePreparedModel>;
-}
+/** An Engine whose model runs in a worker. */
+export type NativeEngine = Engine;
 
 const probeCache = new Map<string, Promise<Availability>>();
 
@@ -103,16 +81,6 @@ function int64Column(tensors: NamedTensor[], name: string, length: number, engin
     throw new Error(`${engine} worker answered ${name} as ${got}, expected int64[${length}]`);
   }
   return Array.from(tensor.data as BigInt64Array, Number);
-}
-
-function checkSchedule(schedule: QuerySchedule, maxConcurrency: number, engine: string): void {
-  const { batches, arrivalsNs, concurrency } = schedule;
-  if (batches.length === 0 || batches.length !== arrivalsNs.length) {
-    throw new Error(`${engine}: a schedule needs one arrival per query and at least one query (got ${batches.length} batches, ${arrivalsNs.length} arrivals)`);
-  }
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > maxConcurrency) {
-    throw new Error(`${engine}: schedule concurrency ${concurrency} is outside 1..${maxConcurrency} (the model's maxConcurrency)`);
-  }
 }
 
 function errorText(error: unknown): string {
@@ -172,7 +140,7 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
     return { hello, load };
   }
 
-  async function prepare(req: PrepareRequest): Promise<NativePreparedModel> {
+  async function prepare(req: PrepareRequest): Promise<PreparedModel> {
     const location = findVenvPython();
     if (!location) {
       throw new Error(`${name} cannot run ${req.model.name}: ${describePythonSearch()}. Fix: ${VENV_FIX}`);
@@ -189,26 +157,8 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
       });
     });
     const maxConcurrency = load.max_concurrency;
-    const prepared: NativePreparedModel = {
-      inputs: load.inputs,
-      outputs: load.outputs,
-      compileMs: load.compile_ms,
-      facts: { ...load.facts, runtimeVersion: hello.version, python: hello.python },
-      threads: load.threads,
-      maxConcurrency,
-      ...(load.precision ? { precision: load.precision } : {}),
-
-      async predict(batch: TensorMap): Promise<PredictResult> {
-        // Lean path: only the header is looked at; tensors arrive as views of one copy each.
-        const reply = await client.request('infer', {}, toWire(batch), { timeoutMs: timeouts.infer });
-        const engineNs = reply.header.engine_ns;
-        return {
-          outputs: toTensorMap(reply.tensors),
-          engineNs: typeof engineNs === 'number' ? BigInt(engineNs) : undefined,
-        };
-      },
-
-      async loadResident(batches: TensorMap[]): Promise<void> {
+    const library: SampleLibrary = {
+      async load(batches: TensorMap[]): Promise<void> {
         const tensors = batches.flatMap(toWire);
         // Through a /dev/shm file the worker maps in place where one can be written, else on the stream.
         const bytesFile = await writeTensorFile(tensors);
@@ -221,21 +171,18 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
           throw new Error(`${name} worker kept ${header.batches} batches (${header.bytes} bytes) of the ${batches.length} (${sent} bytes) sent`);
         }
       },
-
-      async runResident(index: number): Promise<{ engineNs: bigint }> {
-        // The probed path: through the doorbell, else a frame whose reply the decoder matched by its one spelling
-        // (framing.ts RUN_REPLY), so only engine_ns is checked, not the whole header by zod.
-        return { engineNs: BigInt(await client.run(index, { timeoutMs: timeouts.infer })) };
+      async unload(): Promise<void> {
+        await client.call('unload_samples', {}, [], { timeoutMs: timeouts.infer });
       },
-
-      async runClosedLoop(request: ClosedLoopRequest): Promise<ClosedLoopTimings> {
+    };
+    const sut: SystemUnderTest = {
+      async closedLoop(request) {
         const fields = { batches: request.batches, min_queries: request.minQueries, min_duration_ns: request.minDurationNs };
         const timeoutMs = request.minDurationNs / 1e6 + timeouts.sessionSlack;
         const { header, tensors } = await client.call('run_closed_loop', fields, [], { timeoutMs });
         return { engineNs: int64Column(tensors, 'engine_ns', header.queries, name), wallNs: header.wall_ns };
       },
-
-      async runSchedule(schedule: QuerySchedule): Promise<ScheduleTimings> {
+      async schedule(schedule) {
         checkSchedule(schedule, maxConcurrency, name);
         const queries = schedule.batches.length;
         // Raw tensors, not JSON: a server schedule is hundreds of thousands of queries.
@@ -253,8 +200,26 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
           completedNs: int64Column(reply.tensors, 'completed_ns', queries, name),
         };
       },
-
-      async generate(schedule: GenerationSchedule): Promise<GenerationTrace[]> {
+      async issue(index) {
+        const { header } = await client.call('run', { index }, [], { timeoutMs: timeouts.infer });
+        return { engineNs: BigInt(header.engine_ns) };
+      },
+      async infer(batch) {
+        const { header, tensors } = await client.call('infer', {}, toWire(batch), { timeoutMs: timeouts.infer });
+        return { outputs: toTensorMap(tensors), engineNs: BigInt(header.engine_ns) };
+      },
+    };
+    const probes: Probes = {
+      modelOnly: options.probes.modelOnly
+        ? async (batch, iterations) => ({ iterationNs: (await client.call('bench', { iterations }, toWire(batch), { timeoutMs: timeouts.bench })).header.iteration_ns })
+        : null,
+      layers: options.probes.layers
+        ? async (batch, iterations) => (await client.call('profile', { iterations }, toWire(batch), { timeoutMs: timeouts.profile })).header.layers
+        : null,
+      memory: async () => ({ rssBytes: client.rssPeakBytes ?? 0 }),
+    };
+    const generator: Generator = {
+      async generate(schedule) {
         const n = schedule.prompts.length;
         const tensors: NamedTensor[] = [
           { name: 'prompt_tokens', dtype: 'int64', dims: [schedule.prompts.reduce((a, p) => a + p.length, 0)], data: BigInt64Array.from(schedule.prompts.flat(), (t) => BigInt(t)) },
@@ -270,45 +235,32 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
         const tokenNs = int64Column(reply.tensors, 'token_ns', n * k, name);
         return arrival.map((arrivalNs, r) => ({ arrivalNs, tokens: tokens.slice(r * k, (r + 1) * k), tokenNs: tokenNs.slice(r * k, (r + 1) * k) }));
       },
-
-      async scoreText(tokens: number[], window: number, cacheShape: number[]): Promise<TextScore> {
+      async scoreText(tokens, window, cacheShape) {
         const tensor: NamedTensor = { name: 'tokens', dtype: 'int64', dims: [tokens.length], data: BigInt64Array.from(tokens, (t) => BigInt(t)) };
-        const fields = { window, cache_shape: cacheShape };
-        const { header } = await client.call('score_text', fields, [tensor], { timeoutMs: timeouts.sessionSlack });
+        const { header } = await client.call('score_text', { window, cache_shape: cacheShape }, [tensor], { timeoutMs: timeouts.sessionSlack });
         return { nllSum: header.nll_sum, predicted: header.predicted };
       },
-
-      async bench(batch: TensorMap, iterations: number): Promise<ModelOnlyBench> {
-        const { header } = await client.call('bench', { iterations }, toWire(batch), { timeoutMs: timeouts.bench });
-        return { iterationNs: header.iteration_ns };
-      },
-
-      async benchResident(iterations: number): Promise<ModelOnlyBench> {
-        const { header } = await client.call('bench', { iterations, resident: true }, [], { timeoutMs: timeouts.bench });
-        return { iterationNs: header.iteration_ns };
-      },
-
-      async layerProfile(batch: TensorMap, iterations: number): Promise<LayerTiming[]> {
-        const { header } = await client.call('profile', { iterations }, toWire(batch), { timeoutMs: timeouts.profile });
-        return header.layers;
-      },
-
-      async memory() {
-        return { rssBytes: client.rssPeakBytes ?? 0 };
-      },
-
-      pid: () => client.pid ?? -1,
-
-      runsThroughDoorbell: () => client.runsThroughDoorbell,
-
+    };
+    return {
+      inputs: load.inputs,
+      outputs: load.outputs,
+      compileMs: load.compile_ms,
+      facts: { ...load.facts, runtimeVersion: hello.version, python: hello.python },
+      threads: load.threads,
+      precision: load.precision ?? null,
+      runsIn: { process: 'worker', binding: options.binding ?? `${runtimeModule} (Python) in a pbh worker`, pid: hello.pid },
+      // A worker's runtime takes the batch size it was loaded for; the harness pads a short last batch.
+      capabilities: { smallerBatch: false, maxConcurrency },
+      library,
+      sut,
+      probes,
+      generator,
       diagnostics: () => client.stderrTail(),
-
       dispose: () => {
         req.signal?.removeEventListener('abort', abort);
         return client.close({ timeoutMs: timeouts.close });
       },
     };
-    return prepared;
   }
 
   return {
@@ -317,6 +269,7 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
     optionsSchema: options.optionsSchema,
     devices: options.devices,
     precisions: options.precisions,
+    processes: ['worker'],
     probe(): Promise<Availability> {
       const location = findVenvPython();
       if (!location) {

@@ -16,10 +16,11 @@ import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
  *    `doorbell`.
  * 7: a request's tensor bytes may lie in a /dev/shm file named by `bytes_file` instead of on the stream
  *    (tensor-file.ts; the client sends load_samples so).
+ * 8: the shared page is gone (no `seq`, no `doorbell` in hello, no `bench` of resident batches); `unload_samples`.
  */
-export const PROTOCOL_VERSION = 7;
+export const PROTOCOL_VERSION = 8;
 
-export const COMMANDS = ['hello', 'load', 'load_samples', 'run', 'run_closed_loop', 'run_schedule', 'generate', 'score_text', 'infer', 'bench', 'profile', 'close'] as const;
+export const COMMANDS = ['hello', 'load', 'load_samples', 'unload_samples', 'run', 'run_closed_loop', 'run_schedule', 'generate', 'score_text', 'infer', 'bench', 'profile', 'close'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const tensorHeaderSchema = z.object({
@@ -53,8 +54,6 @@ export const helloReplySchema = z.looseObject({
   version: z.string(),
   devices: z.array(z.string()),
   details: z.record(z.string(), z.string()).optional(),
-  /** Whether the worker mapped the client's shared page and answers `run` through it too (doorbell.ts). */
-  doorbell: z.boolean(),
 });
 export type HelloReply = z.infer<typeof helloReplySchema>;
 
@@ -91,6 +90,8 @@ export const loadSamplesReplySchema = z.looseObject({
   bytes: z.number().int().nonnegative(),
 });
 export type LoadSamplesReply = z.infer<typeof loadSamplesReplySchema>;
+
+export const unloadSamplesReplySchema = z.looseObject({ ...replyBase });
 
 /** Measured by the worker around the runtime's call on a resident batch (docs/worker-protocol.md says what per engine). */
 export const runReplySchema = z.looseObject({
@@ -166,6 +167,7 @@ export const replySchemas = {
   hello: helloReplySchema,
   load: loadReplySchema,
   load_samples: loadSamplesReplySchema,
+  unload_samples: unloadSamplesReplySchema,
   run: runReplySchema,
   run_closed_loop: closedLoopReplySchema,
   run_schedule: scheduleReplySchema,

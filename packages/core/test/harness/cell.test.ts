@@ -28,80 +28,69 @@ async function run(script: FakeScript, overrides: Partial<ExperimentInput> = {},
 }
 
 describe('runCell on a fake engine', () => {
-  it('times warmup-free sessions at every boundary and scores every timed sample', async () => {
-    const { profile, engine } = await run({ serviceMs: 1, engineNs: 1000n });
+  /** The transport probe after the sessions: every resident batch once, and at least 32 queries (loop.ts). */
+  const PROBE = 32;
+
+  it('loads the performance set, warms up, runs every session in the system under test and scores every sample', async () => {
+    const { profile, engine } = await run({ serviceNs: 2000 });
     expect(profile.status, profile.error ?? '').toBe('ok');
-    // One gate call, the warmup batches, every batch of every session, then the accuracy pass.
-    expect(engine.calls.predicts).toBe(1 + WARMUP + SESSIONS * BATCHES + BATCHES);
+    expect(engine.calls.loaded).toHaveLength(1);
+    expect(engine.calls.loaded[0]).toHaveLength(BATCHES);
+    // Warmup is one short closed-loop session, then one per tracked session; the set is unloaded before scoring.
+    expect(engine.calls.closedLoops).toBe(1 + SESSIONS);
+    expect(engine.calls.unloads).toBe(1);
+    // The gate, the warmup queries, every batch of every session, the transport probe, then the accuracy pass.
+    expect(engine.calls.queries).toBe(1 + WARMUP + SESSIONS * BATCHES + PROBE + BATCHES);
+    expect(engine.calls.infers).toBe(1 + BATCHES);
     expect(profile.sessions).toHaveLength(SESSIONS);
-    for (const boundary of ['predict', 'end_to_end', 'engine', 'transport'] as const) {
-      expect(profile.samples.filter((s) => s.boundary === boundary)).toHaveLength(SESSIONS * BATCHES);
-    }
-    expect(profile.samples.filter((s) => s.boundary === 'engine').every((s) => s.ns === 1000)).toBe(true);
-    expect(profile.latency.predict!.min).toBeGreaterThanOrEqual(1e6);
-    expect(profile.latency.end_to_end!.p50).toBeGreaterThanOrEqual(profile.latency.predict!.p50);
-    expect(profile.latency.transport!.p50).toBeCloseTo(profile.latency.predict!.p50 - 1000, -1);
+    expect(profile.samples.filter((s) => s.boundary === 'engine')).toHaveLength(SESSIONS * BATCHES);
+    expect(profile.samples.filter((s) => s.boundary === 'engine').every((s) => s.ns === 2000)).toBe(true);
     // The headline is the engine's own time: throughput = samples / summed engine time.
     expect(profile.headline_boundary).toBe('engine');
-    expect(profile.sessions[0]!.throughput_sps).toBeCloseTo((BATCHES * B * 1e9) / (BATCHES * 1000), 6);
+    expect(profile.engine.binding).toBe('fake');
+    expect(profile.sessions[0]!.throughput_sps).toBeCloseTo((BATCHES * B * 1e9) / (BATCHES * 2000), 6);
     expect(profile.workload.samples_scored).toBe(SAMPLES);
     expect(profile.workload.last_batch).toBe('none');
     expect(profile.scores.find((s) => s.metric === 'top1')?.samples).toBe(SAMPLES);
     expect(profile.correctness?.passed).toBe(true);
     expect(profile.correctness?.precision).toBe('fp32');
     expect(engine.calls.disposes).toBe(1);
+    expect(ProfileSchema.safeParse(profile).success).toBe(true);
   });
 
-  it('ranks by predict, and says so, when the engine reports no time of its own', async () => {
-    const { profile } = await run({});
-    expect(profile.status).toBe('ok');
-    expect(profile.latency.engine).toBeUndefined();
-    expect(profile.latency.transport).toBeUndefined();
-    expect(profile.samples.some((s) => s.boundary === 'engine')).toBe(false);
-    expect(profile.headline_boundary).toBe('predict');
-    const predictSum = profile.samples.filter((s) => s.boundary === 'predict' && s.session === 0).reduce((a, s) => a + s.ns, 0);
-    expect(profile.sessions[0]!.throughput_sps).toBeCloseTo((BATCHES * B * 1e9) / predictSum, 6);
-  });
-
-  it('loads the performance set into an engine that takes resident samples and queries it by index', async () => {
-    const { profile, engine } = await run({ resident: true, engineNs: 2000n, serviceMs: 1 });
+  it('probes the transport per batch after the sessions, outside the tracker, as a diagnostic', async () => {
+    const { profile, engine } = await run({ serviceNs: 3000 });
     expect(profile.status, profile.error ?? '').toBe('ok');
-    expect(engine.calls.loaded).toHaveLength(1);
-    expect(engine.calls.loaded[0]).toHaveLength(BATCHES);
-    expect(engine.calls.residentRuns).toBe(WARMUP + SESSIONS * BATCHES);
-    // Only the gate and the accuracy pass send tensors with a call.
-    expect(engine.calls.predicts).toBe(1 + BATCHES);
-    expect(profile.latency.engine!.p50).toBe(2000);
-    expect(profile.latency.predict!.p50).toBeGreaterThanOrEqual(1e6);
-    expect(profile.latency.transport!.p50).toBe(profile.latency.predict!.p50 - 2000);
-  });
-
-  it('runs sessions inside the runtime where it can, and probes the transport per batch outside the tracker', async () => {
-    const { profile, engine } = await run({ resident: true, closedLoop: true, engineNs: 3000n });
-    expect(profile.status, profile.error ?? '').toBe('ok');
-    expect(engine.calls.closedLoops).toBe(SESSIONS);
-    expect(profile.headline_boundary).toBe('engine');
-    expect(profile.samples.filter((s) => s.boundary === 'engine' && s.session >= 0)).toHaveLength(SESSIONS * BATCHES);
-    // The probe: every resident batch through the harness, then on to 64 queries, recorded as session -2.
+    expect(engine.calls.issues).toBe(PROBE);
     const probe = profile.samples.filter((s) => s.session === -2);
     expect(new Set(probe.map((s) => s.boundary))).toEqual(new Set(['predict', 'transport', 'end_to_end']));
-    expect(profile.latency.transport!.n).toBe(64);
-    expect(engine.calls.residentRuns).toBe(WARMUP + 64);
-    expect(profile.sessions[0]!.throughput_sps).toBeCloseTo((BATCHES * B * 1e9) / (BATCHES * 3000), 6);
+    expect(profile.latency.transport!.n).toBe(PROBE);
+    // In process on the fake clock the harness's call is the engine's: nothing else moves the clock.
+    expect(profile.latency.predict!.p50).toBe(3000);
+    expect(profile.latency.transport!.max).toBe(0);
+    expect(profile.latency.end_to_end!.p50).toBeGreaterThanOrEqual(3000);
   });
 
   it('stops a slow transport probe after every batch once the probe has taken half a second', async () => {
-    const { profile, engine } = await run({ resident: true, closedLoop: true, engineNs: 3000n, serviceMs: 100 });
+    const { profile, engine } = await run({ serviceNs: 100e6 });
     expect(profile.status, profile.error ?? '').toBe('ok');
-    // Warmup runs, then the probe: all 8 batches (0.8 s, past the budget) and no more.
-    expect(engine.calls.residentRuns).toBe(WARMUP + BATCHES);
+    // All 8 batches (0.8 s on the fake clock, past the budget) and no more.
+    expect(engine.calls.issues).toBe(BATCHES);
     expect(profile.latency.transport!.n).toBe(BATCHES);
+  });
+
+  it('records interference per session from /proc and marks the Profile busy or not', async () => {
+    const { profile } = await run({});
+    expect(profile.interference).not.toBeNull();
+    expect(profile.interference!.sessions).toHaveLength(SESSIONS);
+    expect(profile.interference!.other_cpu_share).toBeGreaterThanOrEqual(0);
+    expect(profile.interference!.busy).toBe(profile.interference!.other_cpu_share + profile.interference!.steal_share >= profile.interference!.threshold);
   });
 
   it('times a bounded performance set but scores every sample, whatever the batch size', async () => {
     const perf = await run({}, { performance_samples: 16 });
     expect(perf.profile.workload.samples_per_session).toBe(16);
-    expect(perf.profile.samples.filter((s) => s.boundary === 'predict' && s.session === 0)).toHaveLength(2);
+    expect(perf.profile.samples.filter((s) => s.boundary === 'engine' && s.session === 0)).toHaveLength(2);
     expect(perf.profile.workload.samples_scored).toBe(SAMPLES);
     const top1 = new Map<number, number>();
     for (const [batch, script] of [[1, {}], [7, {}], [7, { acceptsSmallerBatch: true }], [64, {}]] as const) {
@@ -125,7 +114,7 @@ describe('runCell on a fake engine', () => {
     const profile = await runCell(ctx, cells[0]!, new Deadline(30, 'ref cell'));
     expect(profile.status).toBe('ok');
     expect(profile.correctness).toBeNull();
-    expect(ref.calls.predicts).toBe(WARMUP + SESSIONS * BATCHES + BATCHES);
+    expect(ref.calls.queries).toBe(WARMUP + SESSIONS * BATCHES + PROBE + BATCHES);
   });
 
   it('stores a wrong answer as invalid_output and times nothing', async () => {
@@ -134,7 +123,7 @@ describe('runCell on a fake engine', () => {
     expect(profile.correctness?.passed).toBe(false);
     expect(profile.correctness?.max_abs_error).toBeCloseTo(1, 5);
     expect(profile.sessions).toHaveLength(0);
-    expect(engine.calls.predicts).toBe(1);
+    expect(engine.calls.queries).toBe(1);
     expect(profile.correctness?.outputs).toEqual([expect.objectContaining({ name: 'logits', passed: false })]);
     expect(profile.error).toMatch(/differ from ref/);
   });
@@ -159,7 +148,7 @@ describe('runCell on a fake engine', () => {
   it('refuses top-k with k at least the number of classes before compiling anything', async () => {
     const { profile, engine } = await run({}, { scorers: ['top10'] });
     expect(profile.status).toBe('failed');
-    expect(profile.error).toMatch(/scorers\[0\]: top10 on model "digits_cnn" output "logits" of 10 classes is always right; use a k below 10/);
+    expect(profile.error).toMatch(/scorers\[0\]: top10 on model "digits_gemm" output "logits" of 10 classes is always right; use a k below 10/);
     expect(engine.calls.prepares).toHaveLength(0);
   });
 
@@ -173,11 +162,11 @@ describe('runCell on a fake engine', () => {
   it('records a failure mid-session as failed and disposes the model', async () => {
     const { profile, engine } = await run({ failAt: 1 + WARMUP + 5 }); // inside session 1
     expect(profile.status).toBe('failed');
-    expect(profile.error).toMatch(/scripted failure at predict 8/);
+    expect(profile.error).toMatch(/scripted failure at query 8/);
     expect(engine.calls.disposes).toBe(1);
   });
 
-  it('turns a hang in predict or in prepare into a timeout Profile', async () => {
+  it('turns a hang in a session or in prepare into a timeout Profile', async () => {
     const inPredict = await run({ hangAt: 1 + WARMUP + 3 }, { timeout_s: 0.3 });
     expect(inPredict.profile.status).toBe('timeout');
     expect(inPredict.profile.error).toMatch(/timeout of 0.3 s/);
@@ -232,7 +221,7 @@ describe('runCell on a fake engine', () => {
     const inProcess = await run({});
     expect(inProcess.profile.engine.process).toBe('harness');
     expect(inProcess.profile.workload.threads).toBeNull();
-    const worker = await run({ worker: true, threads: 4, bench: true });
+    const worker = await run({ worker: true, threads: 4, modelOnly: true });
     expect(worker.profile.engine.process).toBe('worker');
     expect(worker.profile.workload.threads).toBe(4);
     expect(worker.profile.latency.model_only?.p50).toBe(500);

@@ -1,43 +1,59 @@
 import { z } from 'zod';
-import type { Engine, PrepareRequest, PreparedModel } from '../../src/contracts/engine.js';
+import type { Clock } from '../../src/contracts/clock.js';
+import type { Engine, PrepareRequest, PreparedModel, QuerySchedule, ScheduleTimings } from '../../src/contracts/engine.js';
 import type { ExecutedPrecision, Precision } from '../../src/contracts/precision.js';
 import type { TensorMap } from '../../src/contracts/tensor.js';
+import { inProcessSystem } from '../../src/engine-kit/in-process.js';
+
+/**
+ * The harness tests' clock: it moves only when a fake engine serves a query (by that query's service time), so
+ * every timing a test reads is exact and nothing waits.
+ */
+export class FakeClock {
+  private ns = 0n;
+  readonly now: Clock = () => this.ns;
+  advance(ns: number): void {
+    this.ns += BigInt(Math.round(ns));
+  }
+}
+
+export const fakeClock = new FakeClock();
 
 /** What a fake engine does, call by call: the harness tests script service times, failures, hangs and wrong answers. */
 export interface FakeScript {
-  /** Wall time each predict takes, held by a busy wait on the harness's clock so the boundaries must contain it. */
-  serviceMs?: number;
-  /** Engine time each predict reports; unset reports none. */
-  engineNs?: bigint;
+  /** Time each query takes on the fake clock (the engine boundary); 1000 ns unless set. */
+  serviceNs?: number;
   /** Added to every logit: a wrong answer for the correctness gate. */
   offset?: number;
-  /** 1-based predict call that never settles, or 'prepare'. */
+  /** 1-based query (inference or timed run, in order) that never settles, or 'prepare'. */
   hangAt?: number | 'prepare';
-  /** 1-based predict call that throws, or 'prepare'. */
+  /** 1-based query that throws, or 'prepare'. */
   failAt?: number | 'prepare';
   available?: boolean;
   precisions?: Precision[];
-  /** What the prepared model reports it executes; unset reports the requested precision, read back. */
+  /** What the prepared model reports it executes; unset reports the requested precision, read back; null: cannot tell. */
   executed?: ExecutedPrecision | null;
   threads?: number;
-  /** Runs "in a worker": reports a pid (this process's, so metrics can read it). */
+  /** Says it runs "in a worker" (this process's pid, so metrics can read it). */
   worker?: boolean;
-  bench?: boolean;
-  /** Takes resident samples (as native workers do): runs are timed "in the runtime", engineNs = engineNs or 1000. */
-  resident?: boolean;
-  /** Also runs whole sessions "in the runtime" (runClosedLoop), as native workers do. */
-  closedLoop?: boolean;
+  /** Declares the model-only probe (500 ns an iteration). */
+  modelOnly?: boolean;
   acceptsSmallerBatch?: boolean;
+  maxConcurrency?: number;
 }
 
 export interface FakeCalls {
   prepares: PrepareRequest[];
-  predicts: number;
-  /** Rows of every predict call, in order. */
+  /** Queries served, in order: inferences and timed runs alike. */
+  queries: number;
+  infers: number;
+  /** Rows of every infer call, in order. */
   rows: number[];
-  residentRuns: number;
   closedLoops: number;
+  schedules: number;
+  issues: number;
   loaded: TensorMap[][];
+  unloads: number;
   lastFeeds?: TensorMap;
   disposes: number;
 }
@@ -59,20 +75,45 @@ export function fakeLogits(batch: TensorMap, offset = 0): TensorMap {
 }
 
 const never = (): Promise<never> => new Promise(() => undefined);
-/** Holds the thread for exactly `ms` by the harness's own clock (a timer may fire early by the loop's cached time). */
-async function serve(ms: number): Promise<void> {
-  const end = process.hrtime.bigint() + BigInt(Math.round(ms * 1e6));
-  while (process.hrtime.bigint() < end);
+
+/** A FIFO queue of `concurrency` servers of a fixed service time on the fake clock: what an M/D/c queue does, exactly. */
+function simulateSchedule(s: QuerySchedule, serviceNs: number, serve: () => Promise<void>, clock: FakeClock): Promise<ScheduleTimings> {
+  const free = new Array<number>(s.concurrency).fill(0);
+  const issuedNs: number[] = [];
+  const completedNs: number[] = [];
+  let lastIssue = 0;
+  return (async () => {
+    for (const arrival of s.arrivalsNs) {
+      await serve();
+      const server = free.indexOf(Math.min(...free));
+      const issue = Math.max(arrival, free[server]!, lastIssue);
+      lastIssue = issue;
+      free[server] = issue + serviceNs;
+      issuedNs.push(issue);
+      completedNs.push(issue + serviceNs);
+    }
+    clock.advance(Math.max(0, Math.max(...completedNs) - s.arrivalsNs.length * serviceNs));
+    return { issuedNs, completedNs };
+  })();
 }
 
-export function fakeEngine(name: string, script: FakeScript = {}): Engine & { calls: FakeCalls } {
-  const calls: FakeCalls = { prepares: [], predicts: 0, rows: [], residentRuns: 0, closedLoops: 0, loaded: [], disposes: 0 };
+export function fakeEngine(name: string, script: FakeScript = {}, clock: FakeClock = fakeClock): Engine & { calls: FakeCalls } {
+  const calls: FakeCalls = { prepares: [], queries: 0, infers: 0, rows: [], closedLoops: 0, schedules: 0, issues: 0, loaded: [], unloads: 0, disposes: 0 };
+  const serviceNs = script.serviceNs ?? 1000;
+  /** One query: counted, maybe scripted to hang or fail, then served on the fake clock. */
+  const serve = async (): Promise<void> => {
+    calls.queries++;
+    if (script.hangAt === calls.queries) await never();
+    if (script.failAt === calls.queries) throw new Error(`${name}: scripted failure at query ${calls.queries}`);
+    clock.advance(serviceNs);
+  };
   return {
     name,
     description: `in-memory fake engine ${name} (harness tests)`,
     optionsSchema: z.strictObject({ knob: z.number().default(1) }),
     devices: ['cpu'],
     precisions: script.precisions ?? ['fp32'],
+    processes: ['harness', 'worker'],
     calls,
     async probe() {
       return script.available === false
@@ -83,46 +124,65 @@ export function fakeEngine(name: string, script: FakeScript = {}): Engine & { ca
       calls.prepares.push(req);
       if (script.hangAt === 'prepare') await never();
       if (script.failAt === 'prepare') throw new Error(`${name}: scripted compile failure`);
-      const executed = script.executed === undefined ? { executed: req.precision, evidence: 'fake: as requested' } : script.executed;
-      const model: PreparedModel = {
+      const maxConcurrency = script.maxConcurrency ?? 1;
+      const system = inProcessSystem(
+        {
+          bind: () => serve,
+          async infer(batch) {
+            calls.infers++;
+            calls.lastFeeds = batch;
+            calls.rows.push(Object.values(batch)[0]!.dims[0]!);
+            await serve();
+            return { outputs: fakeLogits(batch, script.offset), engineNs: BigInt(serviceNs) };
+          },
+        },
+        { engine: name, maxConcurrency, clock: clock.now },
+      );
+      return {
         inputs: req.inputs,
         outputs: [{ name: 'logits', dtype: 'float32', shape: [req.batchSize, CLASSES] }],
         compileMs: 1,
         facts: { fake: true },
         threads: script.threads ?? null,
-        ...(executed ? { precision: executed } : {}),
-        async predict(batch) {
-          calls.predicts++;
-          calls.lastFeeds = batch;
-          calls.rows.push(Object.values(batch)[0]!.dims[0]!);
-          if (script.hangAt === calls.predicts) await never();
-          if (script.failAt === calls.predicts) throw new Error(`${name}: scripted failure at predict ${calls.predicts}`);
-          if (script.serviceMs) await serve(script.serviceMs);
-          return { outputs: fakeLogits(batch, script.offset), ...(script.engineNs !== undefined ? { engineNs: script.engineNs } : {}) };
+        precision: script.executed === undefined ? { executed: req.precision, evidence: 'fake: as requested' } : script.executed,
+        runsIn: { process: script.worker ? 'worker' : 'harness', binding: 'fake', pid: process.pid },
+        capabilities: { smallerBatch: script.acceptsSmallerBatch ?? false, maxConcurrency },
+        library: {
+          async load(batches) {
+            calls.loaded.push(batches);
+            await system.library.load(batches);
+          },
+          async unload() {
+            calls.unloads++;
+            await system.library.unload();
+          },
         },
+        sut: {
+          closedLoop(request) {
+            calls.closedLoops++;
+            return system.sut.closedLoop(request);
+          },
+          schedule(schedule) {
+            calls.schedules++;
+            return simulateSchedule(schedule, serviceNs, serve, clock);
+          },
+          issue(index) {
+            calls.issues++;
+            return system.sut.issue(index);
+          },
+          infer: (batch) => system.sut.infer(batch),
+        },
+        probes: {
+          modelOnly: script.modelOnly ? async (_batch, iterations) => ({ iterationNs: Array.from({ length: iterations }, () => 500) }) : null,
+          layers: null,
+          memory: async () => ({ rssBytes: process.memoryUsage.rss() }),
+        },
+        generator: null,
+        diagnostics: () => '',
         async dispose() {
           calls.disposes++;
         },
       };
-      if (script.worker) model.pid = () => process.pid;
-      if (script.acceptsSmallerBatch) model.acceptsSmallerBatch = true;
-      if (script.resident) {
-        model.loadResident = async (batches) => void calls.loaded.push(batches);
-        model.runResident = async () => {
-          calls.residentRuns++;
-          if (script.serviceMs) await serve(script.serviceMs);
-          return { engineNs: script.engineNs ?? 1000n };
-        };
-      }
-      if (script.closedLoop) {
-        model.runClosedLoop = async ({ batches, minQueries }) => {
-          calls.closedLoops++;
-          const n = Math.max(batches, minQueries);
-          return { engineNs: new Array<number>(n).fill(Number(script.engineNs ?? 1000n)), wallNs: n * Number(script.engineNs ?? 1000n) };
-        };
-      }
-      if (script.bench) model.bench = async (_batch, iterations) => ({ iterationNs: Array.from({ length: iterations }, () => 500) });
-      return model;
     },
   };
 }

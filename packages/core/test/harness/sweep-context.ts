@@ -10,9 +10,10 @@ import { ReferenceOutputs } from '../../src/harness/reference.js';
 import { builtinScorers } from '../../src/scorers/index.js';
 import { Registry } from '../../src/plugins/registry.js';
 import type { SystemInfo } from '../../src/contracts/profile.js';
+import { fakeClock } from './fake-engine.js';
 
-/** The bundled suite (test/global-setup.ts generates it): a real ONNX file to analyse, real digits data. */
-const SUITE = path.resolve(import.meta.dirname, '..', '..', '..', '..', '.cache', 'suite');
+/** Committed fixtures (fixtures/make_fixtures.py): a real ONNX file to analyse, 64 real digits. */
+const FIXTURES = path.resolve(import.meta.dirname, 'fixtures');
 
 const SYSTEM: SystemInfo = {
   hostname: 'test', cpu_vendor: 'test', cpu_model: 'test', cpu_cores: 2, cpu_physical_cores: 2, cpu_ghz: 2,
@@ -27,13 +28,13 @@ export interface FakeSweep {
 
 /**
  * A sweep over fake engines: `ref` is the reference engine unless the experiment says otherwise. 64 digits
- * samples, the digits CNN's file for model facts.
+ * samples, a small classifier's file for model facts, and the fake clock.
  */
 export async function fakeSweep(engines: Engine[], overrides: Partial<ExperimentInput> = {}, metrics: Metric[] = []): Promise<FakeSweep> {
   const raw: ExperimentInput = {
     name: 'harness-test',
-    dataset: { kind: 'npy', inputs: { input: 'data/digits_x.npy' }, labels: 'data/digits_y.npy', limit: 64 },
-    models: [{ name: 'digits_cnn', path: 'models/digits_cnn.onnx', weights: 'trained' }],
+    dataset: { kind: 'npy', inputs: { input: 'digits_x.npy' }, labels: 'digits_y.npy', limit: 64 },
+    models: [{ name: 'digits_gemm', path: 'digits_gemm.onnx', weights: 'trained' }],
     engines: engines.map((e) => ({ name: e.name })),
     batch_sizes: [8],
     warmup_batches: 2,
@@ -53,15 +54,16 @@ export async function fakeSweep(engines: Engine[], overrides: Partial<Experiment
   const workRoot = path.join(os.tmpdir(), `pbh-harness-test-${process.pid}`);
   const ctx: SweepContext = {
     runId: 'run-test',
-    loaded: { file: path.join(SUITE, 'harness-test.yaml'), dir: SUITE, experiment, raw: raw as Record<string, unknown> },
+    loaded: { file: path.join(FIXTURES, 'harness-test.yaml'), dir: FIXTURES, experiment, raw: raw as Record<string, unknown> },
     registry,
     system: SYSTEM,
-    dataset: await loadDataset(experiment.dataset, SUITE),
+    dataset: await loadDataset(experiment.dataset, FIXTURES),
     models: new Map(),
     probes: new Map(),
     reference: new ReferenceOutputs(registry, experiment.reference_engine, workRoot, experiment.seed),
     workRoot,
     command: (key) => `pbh run test --only ${key}`,
+    clock: fakeClock.now,
   };
   return { ctx, cells: expandCells(experiment) };
 }

@@ -1,9 +1,11 @@
-import type { Availability } from '../../contracts/engine.js';
+import type { Availability, EngineProcess } from '../../contracts/engine.js';
 import { createRegistry } from '../../plugins/registry.js';
 import { EXIT, type Command } from '../command.js';
 
 export interface EngineReport {
+  /** The engine's name, with the process when it can run in more than one (e.g. "onnxruntime (harness)"). */
   name: string;
+  process: EngineProcess;
   description: string;
   availability: Availability;
 }
@@ -11,11 +13,14 @@ export interface EngineReport {
 export async function probeEngines(): Promise<{ engines: EngineReport[]; failures: { pkg: string; error: string }[] }> {
   const registry = await createRegistry();
   const engines = await Promise.all(
-    [...registry.engines.values()].map(async (e) => ({
-      name: e.name,
-      description: e.description,
-      availability: await e.probe().catch((err: unknown): Availability => ({ available: false, reason: (err as Error).message, fix: 'npx pbh doctor' })),
-    })),
+    [...registry.engines.values()].flatMap((e) =>
+      e.processes.map(async (process) => ({
+        name: e.processes.length > 1 ? `${e.name} (${process})` : e.name,
+        process,
+        description: e.description,
+        availability: await e.probe(process).catch((err: unknown): Availability => ({ available: false, reason: (err as Error).message, fix: 'npx pbh doctor' })),
+      })),
+    ),
   );
   return { engines, failures: registry.failures };
 }
@@ -39,9 +44,9 @@ Options:
       for (const e of engines) {
         const a = e.availability;
         if (a.available) {
-          process.stdout.write(`${e.name.padEnd(12)} available    ${a.version.padEnd(12)} devices: ${a.devices.join(', ')}  (${e.description})\n`);
+          process.stdout.write(`${e.name.padEnd(22)} available    ${a.version.padEnd(12)} devices: ${a.devices.join(', ')}  (${e.description})\n`);
         } else {
-          process.stdout.write(`${e.name.padEnd(12)} unavailable  ${a.reason}\n${' '.repeat(13)}fix: ${a.fix}\n`);
+          process.stdout.write(`${e.name.padEnd(22)} unavailable  ${a.reason}\n${' '.repeat(23)}fix: ${a.fix}\n`);
         }
       }
       for (const f of failures) process.stdout.write(`${f.pkg}: failed to load: ${f.error}\n`);

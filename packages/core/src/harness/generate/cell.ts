@@ -1,11 +1,12 @@
 import { mkdir } from 'node:fs/promises';
-import type { PreparedModel } from '../../contracts/engine.js';
+import type { EngineProcess, PreparedModel } from '../../contracts/engine.js';
 import type { GenerationSchedule } from '../../contracts/generation.js';
 import type { MetricContext, MetricValue } from '../../contracts/metric.js';
 import type { Profile } from '../../contracts/profile.js';
 import type { Cell } from '../../config/keys.js';
 import { cpuTimeUs, rssBytes } from '../../metrics/process-stats.js';
 import { summarize } from '../../stats/summary.js';
+import { summarizeInterference, type SessionInterference } from '../../system/interference.js';
 import type { SweepContext } from '../context.js';
 import type { Deadline } from '../deadline.js';
 import { InvalidOutputError } from '../errors.js';
@@ -17,7 +18,7 @@ import { describeDivergence, firstDivergence } from './gate.js';
 import { planGenerate, type GeneratePlan } from './plan.js';
 import { generatorOf } from './run.js';
 
-async function prepareOn(plan: GeneratePlan, engine: GeneratePlan['engine'], options: Record<string, unknown>, seed: number, deadline: Deadline, device: string): Promise<PreparedModel> {
+async function prepareOn(plan: GeneratePlan, engine: GeneratePlan['engine'], options: Record<string, unknown>, seed: number, deadline: Deadline, device: string, process: EngineProcess): Promise<PreparedModel> {
   await mkdir(plan.workDir, { recursive: true });
   return deadline.run(
     engine.prepare({
@@ -25,6 +26,7 @@ async function prepareOn(plan: GeneratePlan, engine: GeneratePlan['engine'], opt
       batchSize: 1,
       device,
       options,
+      process,
       // The sequence axis stays symbolic: prefill feeds the whole prompt, decode one token.
       inputs: plan.facts.inputs,
       seed,
@@ -46,9 +48,10 @@ function referenceContinuations(ctx: SweepContext, plan: GeneratePlan, schedule:
   if (!hit) {
     hit = (async () => {
       const engine = ctx.registry.engine(exp.reference_engine);
-      const availability = await engine.probe();
+      const process = engine.processes[0]!;
+      const availability = await engine.probe(process);
       if (!availability.available) throw new Error(`reference engine ${engine.name} is unavailable (${availability.reason}); set reference_engine to an available engine. Fix: ${availability.fix}`);
-      const prepared = await prepareOn(plan, engine, engine.optionsSchema.parse({}), exp.seed, deadline, 'cpu');
+      const prepared = await prepareOn(plan, engine, engine.optionsSchema.parse({}), exp.seed, deadline, 'cpu', process);
       try {
         return (await generatorOf(prepared, plan.cacheShape, deadline.signal).generate(schedule)).map((t) => t.tokens);
       } finally {
@@ -70,7 +73,7 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   const exp = ctx.loaded.experiment;
   const plan = await planGenerate(ctx, cell, profile, deadline);
   ctx.onProgress?.({ kind: 'phase', phase: 'compile' });
-  const model = await prepareOn(plan, plan.engine, plan.options, exp.seed, deadline, cell.engine.device);
+  const model = await prepareOn(plan, plan.engine, plan.options, exp.seed, deadline, cell.engine.device, plan.process);
   hold(model);
   recordEngine(profile, plan, model);
   const gen = generatorOf(model, plan.cacheShape, deadline.signal);
@@ -89,19 +92,21 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   ctx.onProgress?.({ kind: 'phase', phase: `measure (generate, ${plan.scenario})` });
   const warm = Math.min(exp.warmup_batches, prompts.length);
   if (warm > 0) await deadline.run(gen.generate({ ...base, prompts: prompts.slice(0, warm), arrivalsNs: null, concurrency: 1 }));
-  const pid = model.pid?.() ?? process.pid;
+  const pid = model.runsIn.pid;
   const metricContext: MetricContext = { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) };
   const tracker = new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m)));
   const sessions: GenerationSession[] = [];
   const metricValues: MetricValue[][] = [];
+  const interference: SessionInterference[] = [];
   for (let s = 0; s < exp.sessions; s++) {
     ctx.onProgress?.({ kind: 'session', index: s, of: exp.sessions });
     const arrivalsNs = plan.requestRate === null ? null : poissonArrivalsNs(prompts.length, plan.requestRate, exp.seed + s).slice(0, prompts.length);
     await tracker.start(metricContext);
     const traces = await deadline.run(gen.generate({ ...base, prompts, arrivalsNs, concurrency: plan.concurrency }));
-    const values = await tracker.stop(metricContext);
-    metricValues.push(values);
-    sessions.push({ traces, metrics: Object.fromEntries(values.map((v) => [v.name, v.value])) });
+    const tracked = await tracker.stop(metricContext);
+    metricValues.push(tracked.metrics);
+    if (tracked.interference) interference.push(tracked.interference);
+    sessions.push({ traces, metrics: Object.fromEntries(tracked.metrics.map((v) => [v.name, v.value])) });
   }
   let perplexity: NonNullable<Profile['generation']>['perplexity'] = null;
   const held = plan.dataset.heldOut;
@@ -124,5 +129,6 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   profile.samples = figures.samples;
   profile.headline_boundary = 'query';
   profile.metrics = aggregateMetrics(metricValues);
+  profile.interference = summarizeInterference(interference);
   profile.engine.facts = { ...profile.engine.facts, generation_executor: gen.executor };
 }

@@ -1,15 +1,15 @@
 import path from 'node:path';
 import { LM_IO } from '../../contracts/generation.js';
-import type { Engine } from '../../contracts/engine.js';
+import type { Engine, EngineProcess } from '../../contracts/engine.js';
 import type { ModelFacts, Profile } from '../../contracts/profile.js';
 import type { TensorSpec } from '../../contracts/tensor.js';
 import type { Cell } from '../../config/keys.js';
 import type { GenerateConfig } from '../../config/schema.js';
 import { isTextDataset, type TextDataset } from '../../dataset/text-dataset.js';
-import { modelFactsOnce, modelPath, probeOnce, type SweepContext } from '../context.js';
+import { modelFactsOnce, modelPath, type SweepContext } from '../context.js';
 import type { Deadline } from '../deadline.js';
-import { CellConfigError, EngineUnavailableError } from '../errors.js';
-import { parseOptions, resolvePrecision, type CellPlan } from '../plan.js';
+import { CellConfigError } from '../errors.js';
+import { planEngine, resolvePrecision, type CellPlan } from '../plan.js';
 import { scenarioSettings } from '../scenarios/settings.js';
 
 export interface GeneratePlan {
@@ -28,6 +28,7 @@ export interface GeneratePlan {
   requestRate: number | null;
   concurrency: number;
   precision: CellPlan['precision'];
+  process: EngineProcess;
 }
 
 function spec(specs: TensorSpec[], name: string, where: string, model: string): TensorSpec {
@@ -59,11 +60,7 @@ export async function planGenerate(ctx: SweepContext, cell: Cell, profile: Profi
   if (cell.batchSize !== 1) {
     throw new CellConfigError(`batch_sizes: ${cell.batchSize}; the generate workload runs one request per call (its concurrency is generate.max_concurrency): set batch_sizes: [1].`);
   }
-  const engine = ctx.registry.engine(cell.engine.name);
-  const options = parseOptions(engine, cell);
-  const availability = await deadline.run(probeOnce(ctx, engine));
-  if (!availability.available) throw new EngineUnavailableError(`engine ${engine.name} is not available here: ${availability.reason}. Fix: ${availability.fix}`);
-  profile.engine.version = availability.version;
+  const { engine, options, process } = await planEngine(ctx, cell, profile, deadline);
   const facts = await deadline.run(modelFactsOnce(ctx, cell.model));
   profile.model = facts;
   const cacheShape = cacheShapeOf(facts, cell.model.name);
@@ -90,6 +87,7 @@ export async function planGenerate(ctx: SweepContext, cell: Cell, profile: Profi
     cell,
     engine,
     options,
+    process,
     facts,
     modelPath: modelPath(ctx, cell.model),
     workDir: path.join(ctx.workRoot, cell.key),

@@ -3,20 +3,22 @@ import type { GenerationSchedule, GenerationTrace, TextScore } from '../../contr
 import { runGenerationLoop, scoreTextWith, type LmStep } from './lm-loop.js';
 
 /**
- * Where generation runs: in the runtime's process when the prepared model brings its own loop (a worker), else the
- * harness's loop on predict, which for an in-process engine (onnxruntime) is the runtime's process too.
+ * Where generation runs: in the runtime's process when the prepared model declares a generator of its own (a
+ * worker), else the harness's loop on infer, which for an in-process engine is the runtime's process too.
  */
-export interface Generator {
+export interface GenerationRunner {
   executor: 'runtime' | 'harness';
   generate(schedule: GenerationSchedule): Promise<GenerationTrace[]>;
   scoreText(tokens: number[], window: number): Promise<TextScore>;
 }
 
-export function generatorOf(model: PreparedModel, cacheShape: number[], signal?: AbortSignal): Generator {
-  const step: LmStep = async (feeds) => (await model.predict(feeds)).outputs;
+export function generatorOf(model: PreparedModel, cacheShape: number[], signal?: AbortSignal): GenerationRunner {
+  const own = model.generator;
+  if (own) return { executor: 'runtime', generate: (s) => own.generate(s), scoreText: (tokens, window) => own.scoreText(tokens, window, cacheShape) };
+  const step: LmStep = async (feeds) => (await model.sut.infer(feeds)).outputs;
   return {
-    executor: model.generate ? 'runtime' : 'harness',
-    generate: model.generate ? model.generate.bind(model) : (s) => runGenerationLoop(step, s, signal),
-    scoreText: model.scoreText ? (tokens, window) => model.scoreText!(tokens, window, cacheShape) : (tokens, window) => scoreTextWith(step, tokens, window, cacheShape, signal),
+    executor: 'harness',
+    generate: (s) => runGenerationLoop(step, s, signal),
+    scoreText: (tokens, window) => scoreTextWith(step, tokens, window, cacheShape, signal),
   };
 }

@@ -1,18 +1,20 @@
-import type { PreparedModel, QuerySchedule, ScheduleTimings } from '../../contracts/engine.js';
+import type { QuerySchedule, ScheduleTimings, SystemUnderTest } from '../../contracts/engine.js';
 import type { MetricContext, MetricValue } from '../../contracts/metric.js';
 import type { SessionResult } from '../../contracts/profile.js';
 import { summarize } from '../../stats/summary.js';
 import type { Deadline } from '../deadline.js';
+import type { SessionInterference } from '../../system/interference.js';
 import type { PerformanceTracker } from '../tracker.js';
-import { executeSchedule } from './executor.js';
 import { openSchedule } from './schedule.js';
 import { mlperfJudgement, type ScenarioSettings } from './settings.js';
 import { judge, loadgenPercentile, type ScenarioRun, type Verdict } from './validity.js';
 
 export interface OpenLoopPlan {
-  prepared: PreparedModel;
-  /** Runs resident batch b on the harness's side (engines without runSchedule). */
-  query: (b: number) => Promise<unknown>;
+  sut: SystemUnderTest;
+  /** Queries the model runs at once (Capabilities.maxConcurrency). */
+  maxConcurrency: number;
+  /** Where the schedule is issued and timed: in a worker (the runtime's process), or the harness's. */
+  executor: 'runtime' | 'harness';
   residentBatches: number;
   batchSize: number;
   /** Offline's expected samples/s (LoadGen's offline_expected_qps): the config's target_qps, else the warmup's pace. */
@@ -37,6 +39,7 @@ export interface PeakTry {
 export interface OpenLoopResult {
   sessions: SessionResult[];
   metricValues: MetricValue[][];
+  interference: SessionInterference[];
   /** Per query latency in ns over every session, session-major. */
   queryNs: Float64Array;
   sessionOf: Int32Array;
@@ -60,11 +63,9 @@ function runOf(s: QuerySchedule, t: ScheduleTimings, settings: ScenarioSettings,
 }
 
 async function runOnce(plan: OpenLoopPlan, settings: ScenarioSettings, seed: number): Promise<{ schedule: QuerySchedule; timings: ScheduleTimings }> {
-  const concurrency = Math.max(1, plan.prepared.maxConcurrency ?? 1);
+  const concurrency = Math.max(1, plan.maxConcurrency);
   const schedule = openSchedule(settings, plan.residentBatches, plan.batchSize, concurrency, seed, plan.expectedSamplesPerS);
-  const timings = plan.prepared.runSchedule
-    ? await plan.deadline.run(plan.prepared.runSchedule(schedule))
-    : await executeSchedule(plan.query, schedule, plan.deadline);
+  const timings = await plan.deadline.run(plan.sut.schedule(schedule));
   return { schedule, timings };
 }
 
@@ -107,7 +108,7 @@ async function findPeak(plan: OpenLoopPlan): Promise<{ qps: number; tries: PeakT
 
 /**
  * Server and offline: each session runs one open schedule (Poisson arrivals at target_qps, or every sample at once),
- * in the runtime's process where the engine can (runSchedule), else by the harness's executor, inside the tracker.
+ * by the system under test (in the runtime's process), inside the tracker.
  * A server peak search first picks the highest VALID rate, which the sessions then run.
  */
 export async function runOpenLoop(plan: OpenLoopPlan): Promise<OpenLoopResult> {
@@ -115,6 +116,7 @@ export async function runOpenLoop(plan: OpenLoopPlan): Promise<OpenLoopResult> {
   const settings = peak ? { ...plan.settings, targetQps: peak.qps } : plan.settings;
   const sessions: SessionResult[] = [];
   const metricValues: MetricValue[][] = [];
+  const interference: SessionInterference[] = [];
   const verdicts: Verdict[] = [];
   const mlperfVerdicts: Verdict[] = [];
   const queryNs: number[] = [];
@@ -124,7 +126,9 @@ export async function runOpenLoop(plan: OpenLoopPlan): Promise<OpenLoopResult> {
     plan.onSession?.(s);
     await plan.tracker.start(plan.metricContext);
     const { schedule, timings } = await runOnce(plan, settings, plan.seed + 1000 + s);
-    metricValues.push(await plan.tracker.stop(plan.metricContext));
+    const tracked = await plan.tracker.stop(plan.metricContext);
+    metricValues.push(tracked.metrics);
+    if (tracked.interference) interference.push(tracked.interference);
     const run = runOf(schedule, timings, settings, plan.batchSize);
     verdicts.push(judge(settings, run));
     mlperfVerdicts.push(judge(mlperfJudgement(settings), run));
@@ -147,10 +151,11 @@ export async function runOpenLoop(plan: OpenLoopPlan): Promise<OpenLoopResult> {
   return {
     sessions,
     metricValues,
+    interference,
     queryNs: Float64Array.from(queryNs),
     sessionOf: Int32Array.from(sessionOf),
     issueDelayNs: Float64Array.from(issueDelayNs),
-    executor: plan.prepared.runSchedule ? 'runtime' : 'harness',
+    executor: plan.executor,
     verdicts,
     mlperfVerdicts,
     peak: peak?.tries ?? [],

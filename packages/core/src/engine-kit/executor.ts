@@ -1,7 +1,6 @@
-import type { QuerySchedule, ScheduleTimings } from '../../contracts/engine.js';
-import type { Deadline } from '../deadline.js';
+import type { Clock } from '../contracts/clock.js';
+import type { QuerySchedule, ScheduleTimings } from '../contracts/engine.js';
 
-const now = process.hrtime.bigint;
 /**
  * Below this gap to the next arrival the executor yields (setImmediate) instead of arming a timer: Node's timers are
  * ms-granular and fire late under load, which would show as issue delay that no queue caused.
@@ -11,16 +10,16 @@ const SPIN_BELOW_NS = 20e6;
 const HOLD_BELOW_NS = 200e3;
 
 /**
- * The harness's executor for engines that cannot run a schedule in their own process: issues each query when it is
- * due with at most `concurrency` in flight, FIFO, and records when each was issued and completed on the harness's
- * clock. A query issued after its arrival (queued behind others, or the executor late) shows as issue delay.
+ * The schedule executor of an in-process engine: issues each query when it is due with at most `concurrency` in
+ * flight, FIFO, and records when each was issued and completed on `clock`. A query issued after its arrival (queued
+ * behind others, or the executor late) shows as issue delay. Stops issuing once `signal` aborts.
  */
-export function executeSchedule(query: (batch: number) => Promise<unknown>, s: QuerySchedule, deadline: Deadline): Promise<ScheduleTimings> {
+export function executeSchedule(query: (batch: number) => Promise<unknown>, s: QuerySchedule, clock: Clock, signal?: AbortSignal): Promise<ScheduleTimings> {
   const n = s.batches.length;
   const issuedNs = new Array<number>(n).fill(0);
   const completedNs = new Array<number>(n).fill(0);
-  const start = now();
-  const elapsed = (): number => Number(now() - start);
+  const start = clock();
+  const elapsed = (): number => Number(clock() - start);
   return new Promise<ScheduleTimings>((resolve, reject) => {
     let next = 0;
     let inFlight = 0;
@@ -35,10 +34,8 @@ export function executeSchedule(query: (batch: number) => Promise<unknown>, s: Q
     const pump = (): void => {
       waiting = undefined;
       if (failed) return;
-      try {
-        deadline.check();
-      } catch (e) {
-        fail(e);
+      if (signal?.aborted) {
+        fail(signal.reason);
         return;
       }
       while (next < n && inFlight < s.concurrency) {
@@ -48,7 +45,7 @@ export function executeSchedule(query: (batch: number) => Promise<unknown>, s: Q
         const i = next++;
         inFlight++;
         issuedNs[i] = elapsed();
-        deadline.race(query(s.batches[i]!)).then(() => {
+        query(s.batches[i]!).then(() => {
           completedNs[i] = elapsed();
           inFlight--;
           done++;

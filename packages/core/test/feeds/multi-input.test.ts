@@ -6,8 +6,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { ExperimentInput } from '../../src/config/schema.js';
 import { runCell } from '../../src/harness/cell.js';
 import { Deadline } from '../../src/harness/deadline.js';
-import { fakeEngine } from './fake-engine.js';
-import { fakeSweep } from './sweep-context.js';
+import { fakeEngine } from '../harness/fake-engine.js';
+import { fakeSweep } from '../harness/sweep-context.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..', '..', '..');
 const N = 20;

@@ -1,0 +1,3 @@
+export { inProcessSystem, type InProcessOptions, type InProcessRuntime } from './in-process.js';
+export { executeSchedule } from './executor.js';
+export { checkSchedule, checkResident } from './checks.js';
