@@ -5,10 +5,12 @@ import { PluginLoadError } from '../plugins/registry.js';
 import { QueryError, StoreLockedError, StoreNotFoundError, StoreSchemaError, StoreUnreadableError } from '../store/index.js';
 import { terminalSafe } from '../text/terminal.js';
 import { EXIT, UsageError, helpText, parseCommandArgs, type Command } from './command.js';
+import { compareCommand } from './commands/compare.js';
 import { doctorCommand } from './commands/doctor.js';
 import { enginesCommand } from './commands/engines.js';
 import { exportCommand } from './commands/export.js';
 import { inspectCommand } from './commands/inspect.js';
+import { historyCommand } from './commands/history.js';
 import { mergeCommand } from './commands/merge.js';
 import { pruneCommand } from './commands/prune.js';
 import { queryCommand } from './commands/query.js';
@@ -18,7 +20,7 @@ import { siteCommand } from './commands/site.js';
 import { sweepCommand } from './commands/sweep.js';
 import { SweepFileError } from '../cluster/sweep-file.js';
 
-const COMMANDS: Command[] = [runCommand, enginesCommand, inspectCommand, pruneCommand, queryCommand, exportCommand, schemaCommand, doctorCommand, siteCommand, sweepCommand, mergeCommand];
+const COMMANDS: Command[] = [runCommand, enginesCommand, inspectCommand, pruneCommand, queryCommand, historyCommand, compareCommand, exportCommand, schemaCommand, doctorCommand, siteCommand, sweepCommand, mergeCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

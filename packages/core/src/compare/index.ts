@@ -1,0 +1,3 @@
+export * from './compare.js';
+export * from './sides.js';
+export * from './report.js';
