@@ -3,9 +3,9 @@ import type { Engine, PreparedModel } from '@pbh/core';
 
 /**
  * Every engine must move float32/int32 inputs and float32/bool/int64 outputs of one model through predict
- * (test/fixtures/make_models.py writes mixed_io.onnx). Returns the prepared model for the caller to dispose.
+ * (test/fixtures/make_models.py writes mixed_io.onnx), in the given process. Returns the prepared model for the caller to dispose.
  */
-export async function expectMixedIoRoundTrip(engine: Engine, options: Record<string, unknown>, mixedIo: string, workDir: string): Promise<PreparedModel> {
+export async function expectMixedIoRoundTrip(engine: Engine, options: Record<string, unknown>, mixedIo: string, workDir: string, process = engine.processes[0]!): Promise<PreparedModel> {
   const model = await engine.prepare({
     model: { name: 'mixed_io', path: mixedIo, workDir },
     batchSize: 2,
@@ -17,6 +17,7 @@ export async function expectMixedIoRoundTrip(engine: Engine, options: Record<str
     ],
     seed: 0,
     precision: 'fp32',
+    process,
   });
   try {
     expect(model.outputs.map((o) => [o.name, o.dtype, o.shape])).toEqual([
@@ -24,7 +25,7 @@ export async function expectMixedIoRoundTrip(engine: Engine, options: Record<str
       ['positive', 'bool', [2, 3]],
       ['count', 'int64', [2, 3]],
     ]);
-    const { outputs } = await model.predict({
+    const { outputs } = await model.sut.infer({
       a: { dtype: 'float32', dims: [2, 3], data: new Float32Array([-1, 0.5, 2, 3, -4, 0]) },
       b: { dtype: 'int32', dims: [2, 3], data: new Int32Array([1, 2, 3, -4, 5, 6]) },
     });

@@ -25,7 +25,7 @@ async function firstTestSamples(n: number): Promise<TensorMap> {
 }
 
 async function logits(engine: Engine, batch: TensorMap): Promise<Float32Array> {
-  const { outputs } = await prepared.get(engine.name)!.predict(batch);
+  const { outputs } = await prepared.get(engine.name)!.sut.infer(batch);
   return outputs.logits!.data as Float32Array;
 }
 
@@ -47,7 +47,7 @@ beforeAll(async () => {
   feeds = await firstTestSamples(BATCH);
   // One engine at a time: the machine has two cores and the native engines compile in their workers.
   for (const engine of ENGINES) {
-    const availability = await engine.probe();
+    const availability = await engine.probe('worker');
     if (!availability.available) throw new Error(`${engine.name} is not available here: ${availability.reason} (fix: ${availability.fix})`);
     const options = engine.optionsSchema.parse(engine === tvmEngine ? { cacheDir: path.join(workDir, 'tvm-cache') } : {});
     prepared.set(engine.name, await engine.prepare({
@@ -57,6 +57,7 @@ beforeAll(async () => {
       options,
       inputs: Object.entries(feeds).map(([name, t]) => ({ name, dtype: t.dtype, shape: t.dims })),
       seed: 0,
+      process: engine.processes[0]!,
       precision: 'fp32',
     }));
   }

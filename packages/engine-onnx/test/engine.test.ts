@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDataset, type Precision, type PreparedModel } from '@pbh/core';
+import { loadDataset, type EngineProcess, type Precision, type PreparedModel } from '@pbh/core';
 import plugin, { onnxRuntimeEngine } from '../src/index.js';
 import { suiteData, suiteModel } from '../../../test/suite.js';
 
@@ -15,7 +15,7 @@ afterAll(async () => {
   await rm(workDir, { recursive: true, force: true });
 });
 
-async function prepare(batchSize: number, options: Record<string, unknown> = {}, precision: Precision = 'fp32'): Promise<PreparedModel> {
+async function prepare(process: EngineProcess, batchSize: number, options: Record<string, unknown> = {}, precision: Precision = 'fp32'): Promise<PreparedModel> {
   return onnxRuntimeEngine.prepare({
     model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir },
     batchSize,
@@ -24,25 +24,57 @@ async function prepare(batchSize: number, options: Record<string, unknown> = {},
     inputs: [],
     seed: 0,
     precision,
+    process,
   });
 }
 
 describe('@pbh/engine-onnx', () => {
-  it('is a plugin with one available engine and a version', async () => {
+  it('is a plugin with one engine, available through both doors at one onnxruntime version', async () => {
     expect(plugin.name).toBe('@pbh/engine-onnx');
-    const a = await onnxRuntimeEngine.probe();
-    expect(a.available).toBe(true);
-    if (a.available) {
-      expect(a.version).toBe(ort.env.versions.common);
-      expect(a.devices).toContain('cpu');
+    expect(onnxRuntimeEngine.processes).toEqual(['worker', 'harness']);
+    for (const process of onnxRuntimeEngine.processes) {
+      const a = await onnxRuntimeEngine.probe(process);
+      expect(a.available, JSON.stringify(a)).toBe(true);
+      if (a.available) {
+        expect(a.version).toBe(ort.env.versions.common);
+        expect(a.devices).toContain('cpu');
+      }
     }
   });
+
+  it('runs the same closed loop in the worker (Python binding) as in the harness (onnxruntime-node), and says which', async () => {
+    const ds = await loadDataset({ kind: 'npy', inputs: { input: suiteData('digits_x.npy') } }, '/');
+    const batches = [0, 1, 2].map((b) => ({ input: ds.read(b * 4, 4).inputs.input! }));
+    for (const process of onnxRuntimeEngine.processes) {
+      const model = await prepare(process, 4, { intraOpNumThreads: 1 });
+      try {
+        expect(model.runsIn.process).toBe(process);
+        expect(model.runsIn.binding).toBe(process === 'worker' ? 'onnxruntime (Python) in a pbh worker' : 'onnxruntime-node');
+        await model.library.load(batches);
+        const session = await model.sut.closedLoop({ batches: 3, minQueries: 30, minDurationNs: 0 });
+        expect(session.engineNs).toHaveLength(30);
+        expect(session.engineNs.every((ns) => ns > 0)).toBe(true);
+        expect(session.wallNs).toBeGreaterThanOrEqual(session.engineNs.reduce((a, b) => a + b, 0));
+        const timings = await model.sut.schedule({ batches: [0, 1, 2, 0], arrivalsNs: [0, 1e5, 2e5, 3e5], concurrency: 1 });
+        expect(timings.completedNs).toHaveLength(4);
+        expect((await model.sut.issue(2)).engineNs > 0n).toBe(true);
+        await model.library.unload();
+        await expect(model.sut.issue(0)).rejects.toThrow(/before .*load/);
+      } finally {
+        await model.dispose();
+      }
+    }
+  });
+
+  for (const process of ['worker', 'harness'] as const) {
+    const prepare_ = (batchSize: number, options: Record<string, unknown> = {}, precision: Precision = 'fp32') => prepare(process, batchSize, options, precision);
+    describe(`in the ${process}`, () => {
 
   it('predicts the same logits as a bare onnxruntime session in fp32 and reports engine time, threads and precision', async () => {
     const ds = await loadDataset({ kind: 'npy', inputs: { input: suiteData('digits_x.npy') }, labels: suiteData('digits_y.npy') }, '/');
     const batch = ds.read(0, 8);
     const x = batch.inputs.input!;
-    const model = await prepare(8, { intraOpNumThreads: 1 });
+    const model = await prepare_(8, { intraOpNumThreads: 1 });
     try {
       expect(model.inputs[0]).toMatchObject({ name: 'input', dtype: 'float32' });
       expect(model.compileMs).toBeGreaterThan(0);
@@ -51,7 +83,7 @@ describe('@pbh/engine-onnx', () => {
         executed: 'fp32',
         evidence: "onnxruntime executes the graph's own element types (no precision conversion); session metadata: logits float32, input float32",
       });
-      const r = await model.predict({ input: x });
+      const r = await model.sut.infer({ input: x });
       const bare = await ort.InferenceSession.create(suiteModel('digits_cnn'));
       const expected = await bare.run({ input: new ort.Tensor('float32', x.data as Float32Array, x.dims) });
       await bare.release();
@@ -67,8 +99,8 @@ describe('@pbh/engine-onnx', () => {
       }
       expect(correct).toBeGreaterThanOrEqual(6);
       // The graph's batch axis is symbolic: a last batch of 3 runs at its own size.
-      expect(model.acceptsSmallerBatch).toBe(true);
-      const short = await model.predict({ input: ds.read(0, 3).inputs.input! });
+      expect(model.capabilities.smallerBatch).toBe(true);
+      const short = await model.sut.infer({ input: ds.read(0, 3).inputs.input! });
       expect(short.outputs.logits!.dims).toEqual([3, 10]);
       expect(Array.from(short.outputs.logits!.data as Float32Array)).toEqual(Array.from(r.outputs.logits!.data as Float32Array).slice(0, 30));
     } finally {
@@ -78,9 +110,9 @@ describe('@pbh/engine-onnx', () => {
 
   it("maps onnxruntime's own profiler output to per-node timings", async () => {
     const ds = await loadDataset({ kind: 'npy', inputs: { input: suiteData('digits_x.npy') } }, '/');
-    const model = await prepare(4);
+    const model = await prepare_(4);
     try {
-      const layers = await model.layerProfile!({ input: ds.read(0, 4).inputs.input! }, 5);
+      const layers = await model.probes.layers!({ input: ds.read(0, 4).inputs.input! }, 5);
       expect(layers.length).toBeGreaterThanOrEqual(4);
       const ops = new Set(layers.map((l) => l.op_type));
       expect(ops.has('Conv') || ops.has('FusedConv')).toBe(true);
@@ -101,21 +133,25 @@ describe('@pbh/engine-onnx', () => {
         inputs: [],
         seed: 0,
         precision: 'fp32',
+        process,
       }),
     ).rejects.toThrow(/onnxruntime cannot load .*digits\.csv/);
   });
 
   it('says it cannot run an fp32 graph in another precision instead of running fp32 anyway', async () => {
     expect(onnxRuntimeEngine.precisions).toEqual(['fp32']);
-    await expect(prepare(1, {}, 'fp16')).rejects.toThrow(/executes .*digits_cnn\.onnx in the graph's own precision, fp32; it cannot execute it in fp16/);
-    // Threads left to onnxruntime (0) are not reported back by onnxruntime-node.
-    const model = await prepare(1);
+    await expect(prepare_(1, {}, 'fp16')).rejects.toThrow(/executes .*digits_cnn\.onnx in the graph's own precision, fp32; it cannot execute it in fp16/);
+    // Threads left to onnxruntime (0) are not reported back by either binding.
+    const model = await prepare_(1);
     try {
       expect(model.threads).toBeNull();
     } finally {
       await model.dispose();
     }
   });
+
+    });
+  }
 
   it('validates options strictly', () => {
     expect(onnxRuntimeEngine.optionsSchema.safeParse({ intraOpThreads: 2 }).success).toBe(false);

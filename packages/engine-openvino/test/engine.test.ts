@@ -37,6 +37,7 @@ async function prepare(model: string, batchSize: number, options: Record<string,
     options: OpenVINOOptionsSchema.parse(options),
     inputs: [{ name: 'input', dtype: 'float32', shape: [batchSize, 1, 8, 8] }],
     seed: 0,
+    process: 'worker' as const,
     precision,
   });
   prepared.push(m);
@@ -67,7 +68,7 @@ describe('@pbh/engine-openvino', () => {
   it('is a plugin whose engine probes the real runtime', async () => {
     expect(plugin.name).toBe('@pbh/engine-openvino');
     expect(plugin.engines).toEqual([openvinoEngine]);
-    const availability = await openvinoEngine.probe();
+    const availability = await openvinoEngine.probe('worker');
     expect(availability).toMatchObject({ available: true, version: '2026.4.1' });
     expect(availability.available && availability.devices).toContain('CPU');
     expect(availability.available && availability.details?.build).toMatch(/^2026\.4\.1-/);
@@ -87,7 +88,7 @@ describe('@pbh/engine-openvino', () => {
       evidence: 'INFERENCE_PRECISION_HINT=f32 set, compiled model reports f32; runtime precisions of 4 compute ops: f32 x4',
     });
 
-    const result = await model.predict({ input: x });
+    const result = await model.sut.infer({ input: x });
     const logits = result.outputs.logits!;
     expect(logits.dims).toEqual([8, 10]);
     expect(maxAbsDiff(logits.data as Float32Array, await ortLogits(suiteModel('digits_cnn'), x))).toBeLessThan(1e-4);
@@ -111,11 +112,12 @@ describe('@pbh/engine-openvino', () => {
       options: OpenVINOOptionsSchema.parse({}),
       inputs: [],
       seed: 0,
+      process: 'worker' as const,
       precision: 'fp32',
     });
     prepared.push(model);
     const name = model.inputs[0]!.name;
-    const out = Object.values((await model.predict({ [name]: x })).outputs)[0]!;
+    const out = Object.values((await model.sut.infer({ [name]: x })).outputs)[0]!;
     const expected = await ortLogits(suiteModel('squeezenet'), x);
     const scale = Math.max(...Array.from(expected, Math.abs));
     expect(maxAbsDiff(out.data as Float32Array, expected) / scale).toBeLessThan(1e-3);
@@ -127,7 +129,7 @@ describe('@pbh/engine-openvino', () => {
     const { x } = await digitsBatch(8);
     const model = await prepare('digits_cnn', 8, {}, suiteModel('digits_cnn'), 'bf16');
     expect(model.precision?.evidence).toMatch(/^INFERENCE_PRECISION_HINT=bf16 set, compiled model reports \w+; runtime precisions of 4 compute ops: /);
-    const logits = (await model.predict({ input: x })).outputs.logits!.data as Float32Array;
+    const logits = (await model.sut.infer({ input: x })).outputs.logits!.data as Float32Array;
     const reference = await ortLogits(suiteModel('digits_cnn'), x);
     const error = maxAbsDiff(logits, reference);
     if (CPU_HAS_BF16) {
@@ -154,7 +156,7 @@ describe('@pbh/engine-openvino', () => {
   it('benches model-only in latency mode: one timing per iteration', async () => {
     const { x } = await digitsBatch(4);
     const model = await prepare('digits_cnn', 4);
-    const bench = await model.bench!({ input: x }, 50);
+    const bench = await model.probes.modelOnly!({ input: x }, 50);
     expect(bench.iterationNs).toHaveLength(50);
     expect(bench.iterationNs.every((ns) => ns > 0)).toBe(true);
   });
@@ -165,7 +167,7 @@ describe('@pbh/engine-openvino', () => {
     expect(model.facts).toMatchObject({ performance_hint: 'THROUGHPUT', num_streams: 2 });
     expect(model.facts?.optimal_number_of_infer_requests).toBeGreaterThanOrEqual(2);
     const started = process.hrtime.bigint();
-    const bench = await model.bench!({ input: x }, 40);
+    const bench = await model.probes.modelOnly!({ input: x }, 40);
     const wallNs = Number(process.hrtime.bigint() - started);
     expect(bench).toEqual({ iterationNs: expect.any(Array) });
     expect(bench.iterationNs).toHaveLength(40);
@@ -177,7 +179,7 @@ describe('@pbh/engine-openvino', () => {
   it('reports per-layer timings of executed nodes with shapes', async () => {
     const { x } = await digitsBatch(4);
     const model = await prepare('digits_cnn', 4);
-    const layers = await model.layerProfile!({ input: x }, 5);
+    const layers = await model.probes.layers!({ input: x }, 5);
     expect(layers.length).toBeGreaterThan(2);
     const conv = layers.find((l) => l.op_type === 'Convolution');
     expect(conv).toBeDefined();
@@ -186,37 +188,37 @@ describe('@pbh/engine-openvino', () => {
     expect(conv!.output_shapes).toMatch(/^\[4,\d+,\d+,\d+\]$/);
     expect(layers.every((l) => l.mean_ns >= 0 && l.name.length > 0)).toBe(true);
     // Profiling used its own compilation: the timed model still answers normally afterwards.
-    expect((await model.predict({ input: x })).outputs.logits!.dims).toEqual([4, 10]);
+    expect((await model.sut.infer({ input: x })).outputs.logits!.dims).toEqual([4, 10]);
   });
 
   it('runs resident batches in the worker by index, timed around the runtime call, and refuses what does not fit', async () => {
     const { x } = await digitsBatch(12);
     const model = await prepare('digits_cnn', 4, { threads: 1 });
     const batches = [0, 1, 2].map((b) => ({ input: { ...x, dims: [4, 1, 8, 8], data: (x.data as Float32Array).subarray(b * 256, (b + 1) * 256) } }));
-    await model.loadResident!(batches);
-    for (const index of [2, 0, 1, 2]) expect((await model.runResident!(index)).engineNs > 0n).toBe(true);
-    await expect(model.runResident!(3)).rejects.toThrow(/"run" index 3 is not a resident batch: 3 are loaded/);
-    const backToBack = await model.benchResident(9);
-    expect(backToBack.iterationNs).toHaveLength(9);
-    expect(backToBack.iterationNs.every((ns) => ns > 0)).toBe(true);
+    await model.library.load(batches);
+    for (const index of [2, 0, 1, 2]) expect((await model.sut.issue(index)).engineNs > 0n).toBe(true);
+    await expect(model.sut.issue(3)).rejects.toThrow(/"run" index 3 is not a resident batch: 3 are loaded/);
+    const backToBack = await model.sut.closedLoop({ batches: 3, minQueries: 9, minDurationNs: 0 });
+    expect(backToBack.engineNs).toHaveLength(9);
+    expect(backToBack.engineNs.every((ns) => ns > 0)).toBe(true);
     // A batch the compiled model cannot take is refused when it is loaded, never at run time.
     const wrong = { input: { dtype: 'float32' as const, dims: [2, 1, 8, 8], data: new Float32Array(128) } };
-    await expect(model.loadResident!([wrong])).rejects.toThrow(/resident batch 0: input 'input' is float32\[2, 1, 8, 8\], the compiled model takes float32\[4,1,8,8\]/);
-    await expect(model.runResident!(0)).rejects.toThrow(/before "load_samples"/);
+    await expect(model.library.load([wrong])).rejects.toThrow(/resident batch 0: input 'input' is float32\[2, 1, 8, 8\], the compiled model takes float32\[4,1,8,8\]/);
+    await expect(model.sut.issue(0)).rejects.toThrow(/before "load_samples"/);
   });
 
   it('runs a schedule on an AsyncInferQueue with several requests in flight (throughput hint, digits at batch 1)', async () => {
     const { x } = await digitsBatch(4);
     const model = await prepare('digits_cnn', 1, { hint: 'throughput', streams: 2 });
     // One infer request per stream: what OpenVINO says it runs at once.
-    expect(model.maxConcurrency).toBe(model.facts?.optimal_number_of_infer_requests);
-    expect(model.maxConcurrency).toBeGreaterThanOrEqual(2);
-    await model.loadResident!([0, 1, 2, 3].map((b) => ({ input: { ...x, dims: [1, 1, 8, 8], data: (x.data as Float32Array).subarray(b * 64, (b + 1) * 64) } })));
+    expect(model.capabilities.maxConcurrency).toBe(model.facts?.optimal_number_of_infer_requests);
+    expect(model.capabilities.maxConcurrency).toBeGreaterThanOrEqual(2);
+    await model.library.load([0, 1, 2, 3].map((b) => ({ input: { ...x, dims: [1, 1, 8, 8], data: (x.data as Float32Array).subarray(b * 64, (b + 1) * 64) } })));
     const queries = 400;
     // Half offline (all due at once), half a 200 µs cadence.
     const arrivalsNs = Array.from({ length: queries }, (_, q) => (q < queries / 2 ? 0 : (q - queries / 2) * 200_000));
-    const schedule = { batches: arrivalsNs.map((_, q) => q % 4), arrivalsNs, concurrency: model.maxConcurrency! };
-    const timings = await model.runSchedule!(schedule);
+    const schedule = { batches: arrivalsNs.map((_, q) => q % 4), arrivalsNs, concurrency: model.capabilities.maxConcurrency };
+    const timings = await model.sut.schedule(schedule);
     expect(timings.completedNs).toHaveLength(queries);
     let overlapped = false;
     timings.issuedNs.forEach((issued, q) => {
@@ -228,7 +230,7 @@ describe('@pbh/engine-openvino', () => {
     // The offline half keeps every request busy: some query starts before the one before it completes.
     expect(overlapped).toBe(true);
     // Every request came back idle: a closed loop on the same model runs next.
-    const session = await model.runClosedLoop!({ batches: 4, minQueries: 100, minDurationNs: 0 });
+    const session = await model.sut.closedLoop({ batches: 4, minQueries: 100, minDurationNs: 0 });
     expect(session.engineNs).toHaveLength(100);
   });
 
@@ -243,6 +245,7 @@ describe('@pbh/engine-openvino', () => {
         { name: 'b', dtype: 'int32', shape: [2, 3] },
       ],
       seed: 0,
+      process: 'worker' as const,
       precision: 'fp32',
     });
     prepared.push(model);
@@ -250,16 +253,16 @@ describe('@pbh/engine-openvino', () => {
       b: { dtype: 'int32' as const, dims: [2, 3], data: new Int32Array(6).fill(k) },
       a: { dtype: 'float32' as const, dims: [2, 3], data: new Float32Array(6).fill(k / 2) },
     });
-    await model.loadResident!([batch(1), batch(2)]);
-    expect((await model.runResident!(1)).engineNs > 0n).toBe(true);
-    expect((await model.runResident!(0)).engineNs > 0n).toBe(true);
+    await model.library.load([batch(1), batch(2)]);
+    expect((await model.sut.issue(1)).engineNs > 0n).toBe(true);
+    expect((await model.sut.issue(0)).engineNs > 0n).toBe(true);
   });
 
   it('reports the worker pid and its memory, and disposes it', async () => {
     const model = await prepare('digits_cnn', 1);
-    const pid = model.pid!();
+    const pid = model.runsIn.pid;
     expect(() => process.kill(pid, 0)).not.toThrow();
-    expect((await model.memory!()).rssBytes).toBeGreaterThan(20_000_000);
+    expect((await model.probes.memory()).rssBytes).toBeGreaterThan(20_000_000);
     await model.dispose();
     prepared.length = 0;
     await new Promise((r) => setTimeout(r, 100));
@@ -284,6 +287,7 @@ describe('@pbh/engine-openvino', () => {
         options: OpenVINOOptionsSchema.parse({}),
         inputs: [{ name: 'pixels', dtype: 'float32', shape: [1, 1, 8, 8] }],
         seed: 0,
+        process: 'worker' as const,
         precision: 'fp32',
       })
       .catch((e: unknown) => e)) as Error;
@@ -300,7 +304,7 @@ describe('@pbh/engine-openvino', () => {
     expect(OpenVINOOptionsSchema.parse({ streams: 'auto' })).toMatchObject({ streams: 'auto', hint: 'latency' });
     expect(openvinoEngine.precisions).toEqual(['fp32', 'bf16', 'fp16']);
     const error = (await openvinoEngine
-      .prepare({ model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir }, batchSize: 1, device: 'cpu', options: {}, inputs: [], seed: 0, precision: 'fp32' })
+      .prepare({ model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir }, batchSize: 1, device: 'cpu', options: {}, inputs: [], seed: 0, precision: 'fp32', process: 'worker' })
       .catch((e: unknown) => e)) as Error;
     expect(error.message).toContain("options lack ['hint']: send the options parsed by the engine's optionsSchema");
   });
@@ -308,12 +312,12 @@ describe('@pbh/engine-openvino', () => {
   it('adds little IPC overhead to predict over the engine time', async () => {
     const { x } = await digitsBatch(1);
     const model = await prepare('digits_cnn', 1, { threads: 1 });
-    for (let i = 0; i < 30; i++) await model.predict({ input: x });
+    for (let i = 0; i < 30; i++) await model.sut.infer({ input: x });
     const overhead: number[] = [];
     const engine: number[] = [];
     for (let i = 0; i < 200; i++) {
       const start = process.hrtime.bigint();
-      const { engineNs } = await model.predict({ input: x });
+      const { engineNs } = await model.sut.infer({ input: x });
       const total = process.hrtime.bigint() - start;
       overhead.push(Number(total - engineNs!));
       engine.push(Number(engineNs!));

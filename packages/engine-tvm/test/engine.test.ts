@@ -36,6 +36,7 @@ async function prepare(model: string, batchSize: number, options: Record<string,
     options: TVMOptionsSchema.parse({ cacheDir, ...options }),
     inputs: [{ name: 'input', dtype: 'float32', shape: [batchSize, 1, 8, 8] }],
     seed: 0,
+    process: 'worker' as const,
     precision: 'fp32',
   });
   prepared.push(m);
@@ -67,7 +68,7 @@ describe('@pbh/engine-tvm', () => {
   it('is a plugin whose engine probes the real runtime', async () => {
     expect(plugin.name).toBe('@pbh/engine-tvm');
     expect(plugin.engines).toEqual([tvmEngine]);
-    const availability = await tvmEngine.probe();
+    const availability = await tvmEngine.probe('worker');
     expect(availability).toMatchObject({ available: true, version: '0.27.0.post1', devices: ['cpu'] });
     expect(availability.available && availability.details?.host_cpu).toMatch(/\w+/);
   });
@@ -90,7 +91,7 @@ describe('@pbh/engine-tvm', () => {
       evidence: 'Relax module imported from the ONNX graph: the 4 convolutions and matmuls of main produce float32 x4; compiled as imported (no mixed-precision pass)',
     });
 
-    const result = await model.predict({ input: x });
+    const result = await model.sut.infer({ input: x });
     expect(result.outputs.logits!.dims).toEqual([batch, 10]);
     expect(maxAbsDiff(result.outputs.logits!.data as Float32Array, await ortLogits(suiteModel('digits_cnn'), x))).toBeLessThan(1e-4);
     expect(result.engineNs! > 0n).toBe(true);
@@ -106,7 +107,7 @@ describe('@pbh/engine-tvm', () => {
     expect(second.precision).toEqual(first.precision);
     expect(second.threads).toBe(first.threads);
     expect(second.facts!.build_ms).toBe(first.facts!.build_ms);
-    const [a, b] = await Promise.all([first.predict({ input: x }), second.predict({ input: x })]);
+    const [a, b] = await Promise.all([first.sut.infer({ input: x }), second.sut.infer({ input: x })]);
     expect(Array.from(b.outputs.logits!.data as Float32Array)).toEqual(Array.from(a.outputs.logits!.data as Float32Array));
     // A different build option is a different key.
     const other = await prepare('digits_cnn', 2, { optLevel: 2 });
@@ -128,15 +129,15 @@ describe('@pbh/engine-tvm', () => {
     const x = await digitsBatch(4);
     const model = await prepare('digits_cnn', 4, { cache: false });
     const engine: number[] = [];
-    for (let i = 0; i < 10; i++) engine.push(Number((await model.predict({ input: x })).engineNs!));
-    const bench = await model.bench!({ input: x }, 30);
+    for (let i = 0; i < 10; i++) engine.push(Number((await model.sut.infer({ input: x })).engineNs!));
+    const bench = await model.probes.modelOnly!({ input: x }, 30);
     expect(bench.iterationNs).toHaveLength(30);
     expect(bench.iterationNs.every((ns) => Number.isInteger(ns) && ns > 0)).toBe(true);
     // Both time the same compiled model; infer adds tensor conversion around the VM call.
     expect(median(bench.iterationNs)).toBeLessThan(median(engine) * 2);
     expect(median(bench.iterationNs)).toBeGreaterThan(median(engine) / 5);
 
-    const layers = await model.layerProfile!({ input: x }, 5);
+    const layers = await model.probes.layers!({ input: x }, 5);
     const conv = layers.filter((l) => l.op_type === 'conv2d');
     expect(conv).toHaveLength(2);
     expect(conv.map((l) => l.output_shapes).sort()).toEqual(['[4,16,8,8]', '[4,32,8,8]']);
@@ -147,7 +148,7 @@ describe('@pbh/engine-tvm', () => {
     expect(total).toBeGreaterThan(median(bench.iterationNs) * 0.5);
     expect(total).toBeLessThan(median(bench.iterationNs) * 2);
     // Profiling leaves the model answering normally.
-    expect((await model.predict({ input: x })).outputs.logits!.dims).toEqual([4, 10]);
+    expect((await model.sut.infer({ input: x })).outputs.logits!.dims).toEqual([4, 10]);
   });
 
   it('tunes with MetaSchedule when asked and still matches onnxruntime in fp32', async () => {
@@ -158,7 +159,7 @@ describe('@pbh/engine-tvm', () => {
     expect(facts.tuned_kernels as number).toBeGreaterThan(0);
     expect(facts.tune_trials as number).toBeGreaterThan(0);
     expect(model.compileMs).toBeCloseTo((facts.import_ms as number) + (facts.build_ms as number) + (facts.tune_ms as number), 6);
-    const { outputs } = await model.predict({ input: x });
+    const { outputs } = await model.sut.infer({ input: x });
     expect(maxAbsDiff(outputs.logits!.data as Float32Array, await ortLogits(suiteModel('digits_cnn'), x))).toBeLessThan(1e-4);
   });
 
@@ -171,6 +172,7 @@ describe('@pbh/engine-tvm', () => {
         options: TVMOptionsSchema.parse({ cache: false }),
         inputs: [],
         seed: 0,
+        process: 'worker' as const,
         precision: 'fp32',
       })
       .catch((e: unknown) => e)) as Error;
@@ -193,6 +195,7 @@ describe('@pbh/engine-tvm', () => {
       batchSize: 1,
       options: TVMOptionsSchema.parse({ cacheDir }),
       seed: 0,
+      process: 'worker' as const,
       precision: 'fp32' as const,
     };
     const badName = (await tvmEngine
@@ -207,7 +210,7 @@ describe('@pbh/engine-tvm', () => {
     expect(unparsed.message).toContain("options lack ['optLevel', 'tune', 'tuneTrialsPerTask', 'tuneBudgetS', 'cache', 'cacheDir']");
 
     const model = await prepare('digits_cnn', 1);
-    const error = (await model.predict({ input: await digitsBatch(3) }).catch((e: unknown) => e)) as Error;
+    const error = (await model.sut.infer({ input: await digitsBatch(3) }).catch((e: unknown) => e)) as Error;
     expect(error.message).toContain("input 'input' is float32[3, 1, 8, 8] but the model was built for float32[1, 1, 8, 8]");
   });
 
@@ -215,24 +218,24 @@ describe('@pbh/engine-tvm', () => {
     const x = await digitsBatch(12);
     const model = await prepare('digits_cnn', 4);
     const batches = [0, 1, 2].map((b) => ({ input: { ...x, dims: [4, 1, 8, 8], data: (x.data as Float32Array).subarray(b * 256, (b + 1) * 256) } }));
-    await model.loadResident!(batches);
-    for (const index of [2, 0, 1, 2]) expect((await model.runResident!(index)).engineNs > 0n).toBe(true);
-    await expect(model.runResident!(3)).rejects.toThrow(/"run" index 3 is not a resident batch: 3 are loaded/);
-    const backToBack = await model.benchResident(9);
-    expect(backToBack.iterationNs).toHaveLength(9);
-    expect(backToBack.iterationNs.every((ns) => ns > 0)).toBe(true);
+    await model.library.load(batches);
+    for (const index of [2, 0, 1, 2]) expect((await model.sut.issue(index)).engineNs > 0n).toBe(true);
+    await expect(model.sut.issue(3)).rejects.toThrow(/"run" index 3 is not a resident batch: 3 are loaded/);
+    const backToBack = await model.sut.closedLoop({ batches: 3, minQueries: 9, minDurationNs: 0 });
+    expect(backToBack.engineNs).toHaveLength(9);
+    expect(backToBack.engineNs.every((ns) => ns > 0)).toBe(true);
     // A batch the built model cannot take is refused when it is loaded, never at run time.
     const wrong = { input: { dtype: 'float32' as const, dims: [2, 1, 8, 8], data: new Float32Array(128) } };
-    await expect(model.loadResident!([wrong])).rejects.toThrow(/resident batch 0: input 'input' is float32\[2, 1, 8, 8\] but the model was built for float32\[4, 1, 8, 8\]/);
-    await expect(model.runResident!(0)).rejects.toThrow(/before "load_samples"/);
+    await expect(model.library.load([wrong])).rejects.toThrow(/resident batch 0: input 'input' is float32\[2, 1, 8, 8\] but the model was built for float32\[4, 1, 8, 8\]/);
+    await expect(model.sut.issue(0)).rejects.toThrow(/before "load_samples"/);
   });
 
   it('runs a closed-loop session and a one-at-a-time schedule in the worker on digits', async () => {
     const x = await digitsBatch(4);
     const model = await prepare('digits_cnn', 1);
-    expect(model.maxConcurrency).toBe(1);
-    await model.loadResident!([0, 1, 2, 3].map((b) => ({ input: { ...x, dims: [1, 1, 8, 8], data: (x.data as Float32Array).subarray(b * 64, (b + 1) * 64) } })));
-    const session = await model.runClosedLoop!({ batches: 4, minQueries: 200, minDurationNs: 20e6 });
+    expect(model.capabilities.maxConcurrency).toBe(1);
+    await model.library.load([0, 1, 2, 3].map((b) => ({ input: { ...x, dims: [1, 1, 8, 8], data: (x.data as Float32Array).subarray(b * 64, (b + 1) * 64) } })));
+    const session = await model.sut.closedLoop({ batches: 4, minQueries: 200, minDurationNs: 20e6 });
     expect(session.engineNs.length).toBeGreaterThanOrEqual(200);
     expect(session.wallNs).toBeGreaterThanOrEqual(20e6);
     // digits at batch 1 is tens of µs a call here; no query can be slower than the whole session.
@@ -241,14 +244,14 @@ describe('@pbh/engine-tvm', () => {
     expect(sorted[sorted.length >> 1]!).toBeLessThan(5e6);
     expect(session.engineNs.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(session.wallNs);
     const schedule = { batches: [0, 1, 2, 3, 0, 1], arrivalsNs: [0, 0, 0, 1e6, 2e6, 3e6], concurrency: 1 };
-    const timings = await model.runSchedule!(schedule);
+    const timings = await model.sut.schedule(schedule);
     timings.issuedNs.forEach((issued, q) => {
       expect(issued).toBeGreaterThanOrEqual(schedule.arrivalsNs[q]!);
       expect(timings.completedNs[q]!).toBeGreaterThan(issued);
       // One at a time: each query is issued after the one before completed.
       if (q > 0) expect(issued).toBeGreaterThanOrEqual(timings.completedNs[q - 1]!);
     });
-    await expect(model.runSchedule!({ ...schedule, concurrency: 2 })).rejects.toThrow(/outside 1\.\.1/);
+    await expect(model.sut.schedule({ ...schedule, concurrency: 2 })).rejects.toThrow(/outside 1\.\.1/);
   });
 
   it('runs resident batches of a two-input model with bool and int64 outputs', async () => {
@@ -262,6 +265,7 @@ describe('@pbh/engine-tvm', () => {
         { name: 'b', dtype: 'int32', shape: [2, 3] },
       ],
       seed: 0,
+      process: 'worker' as const,
       precision: 'fp32',
     });
     prepared.push(model);
@@ -269,16 +273,16 @@ describe('@pbh/engine-tvm', () => {
       b: { dtype: 'int32' as const, dims: [2, 3], data: new Int32Array(6).fill(k) },
       a: { dtype: 'float32' as const, dims: [2, 3], data: new Float32Array(6).fill(k / 2) },
     });
-    await model.loadResident!([batch(1), batch(2)]);
-    expect((await model.runResident!(1)).engineNs > 0n).toBe(true);
-    expect((await model.runResident!(0)).engineNs > 0n).toBe(true);
+    await model.library.load([batch(1), batch(2)]);
+    expect((await model.sut.issue(1)).engineNs > 0n).toBe(true);
+    expect((await model.sut.issue(0)).engineNs > 0n).toBe(true);
   });
 
   it('reports the worker pid and its memory, and disposes it', async () => {
     const model = await prepare('digits_cnn', 1);
-    const pid = model.pid!();
+    const pid = model.runsIn.pid;
     expect(() => process.kill(pid, 0)).not.toThrow();
-    expect((await model.memory!()).rssBytes).toBeGreaterThan(20_000_000);
+    expect((await model.probes.memory()).rssBytes).toBeGreaterThan(20_000_000);
     await model.dispose();
     prepared.length = 0;
     await new Promise((r) => setTimeout(r, 100));

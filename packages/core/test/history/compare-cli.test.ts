@@ -2,24 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { join } from 'node:path';
 import { pbh } from '../../../../test/helpers.js';
-import type { Profile } from '../../src/contracts/profile.js';
 import { openStore } from '../../src/store/index.js';
-import { makeProfile, runStart, statsOf, SYSTEM, tempDir } from '../store/profile-fixture.js';
-import { synthetic } from './synthetic.js';
-
-/** A Profile of the fixture cell with these session throughputs (500 ms sessions: never noisy by duration). */
-function profileWith(id: string, runId: string, createdAt: string, sessions: number[] | null, gitSha: string, busy = false, status: Profile['status'] = 'ok'): Profile {
-  const base = makeProfile({ profileId: id, runId, batchesPerSession: 2, sessions: sessions?.length ?? 5, status: sessions ? status : 'failed' });
-  const measured = base.sessions.map((s, i) => ({ ...s, wall_ns: 5e8, throughput_sps: sessions![i]! }));
-  return {
-    ...base,
-    created_at: createdAt,
-    system: { ...SYSTEM, git_sha: gitSha },
-    sessions: measured,
-    throughput: sessions ? statsOf(sessions) : null,
-    interference: sessions ? { other_cpu_share: busy ? 0.6 : 0.01, steal_share: 0, load_avg_1m: busy ? 3 : 0.1, busy, threshold: 0.25, sessions: [] } : null,
-  };
-}
+import { runStart, SYSTEM, tempDir } from '../store/profile-fixture.js';
+import { profileWith, runOf as run, shaOf as sha, writeSteppedHistory } from './history-fixture.js';
 
 const CompareJson = z.array(
   z.object({ cell_key: z.string(), verdict: z.string(), ratio: z.number().nullable(), ci95_low: z.number().nullable(), ci95_high: z.number().nullable(), why: z.string(), caveats: z.array(z.string()), regression: z.boolean() }),
@@ -30,19 +15,10 @@ describe('pbh history and pbh compare on real DuckDB files', () => {
   const { dir, cleanup } = tempDir();
   const db = join(dir, 'history.duckdb');
   const other = join(dir, 'other.duckdb');
-  // 20 runs, one a commit: level 1000 until run 12, then 10 session sigmas slower; run 17 fails.
-  const levels = synthetic(77, 20, [{ at: 12, sigmas: -10 }]);
-  const run = (i: number): string => `run-${String(i).padStart(2, '0')}`;
-  const sha = (i: number): string => `${i < 12 ? 'aaaa' : 'bbbb'}${String(i).padStart(4, '0')}`;
+  let levels: number[][] = [];
 
   beforeAll(async () => {
-    const store = await openStore(db);
-    for (let i = 0; i < 20; i++) {
-      await store.beginRun({ ...runStart(run(i)), started_at: `2026-03-${String(i + 1).padStart(2, '0')}T10:00:00.000Z`, system: { ...SYSTEM, git_sha: sha(i) } });
-      await store.writeProfile(profileWith(`p-${i}`, run(i), `2026-03-${String(i + 1).padStart(2, '0')}T10:05:00.000Z`, i === 17 ? null : levels[i]!, sha(i), i === 19));
-      await store.finishRun(run(i));
-    }
-    await store.close();
+    levels = await writeSteppedHistory(db);
     const second = await openStore(other);
     await second.beginRun({ ...runStart('elsewhere'), system: { ...SYSTEM, git_sha: 'cccc0000' } });
     await second.writeProfile(profileWith('q-1', 'elsewhere', '2026-04-01T10:00:00.000Z', levels[3]!, 'cccc0000'));

@@ -162,6 +162,7 @@ export function makeProfile(shape: ProfileShape): Profile {
       facts: { providers: ['CPUExecutionProvider'] },
       precision: { model: 'fp32', requested: 'fp32', executed: 'fp32', evidence: 'fixture' },
       process: 'harness',
+      binding: 'onnxruntime-node',
     },
     dataset: {
       name: 'digits',
@@ -191,6 +192,7 @@ export function makeProfile(shape: ProfileShape): Profile {
     generation: null,
     latency,
     metrics: measured ? { peak_rss_mb: 184.25, cpu_time_ms: 1234.5, cpu_utilisation: 1.02 } : {},
+    interference: measured ? { other_cpu_share: 0.02, steal_share: 0, load_avg_1m: 1.1, busy: false, threshold: 0.1, sessions: [{ index: 0, other_cpu_share: 0.02, steal_share: 0, load_avg_1m: 1.1 }] } : null,
     scores: measured
       ? [
           { metric: 'top1', value: 0.9712, samples: 512, higher_is_better: true },

@@ -47,7 +47,7 @@ describe('WorkerClient against a real worker process', () => {
   it('says hello with versions, pid and peak RSS', async () => {
     const client = spawnEcho();
     const { header } = await client.call('hello', { require: ['numpy'] });
-    expect(header).toMatchObject({ protocol: 7, runtime: 'echo', version: '1.0.0', devices: ['cpu'], pid: client.pid });
+    expect(header).toMatchObject({ protocol: 8, runtime: 'echo', version: '1.0.0', devices: ['cpu'], pid: client.pid });
     expect(header.python).toMatch(/^3\.\d+/);
     expect(client.rssPeakBytes).toBeGreaterThan(1_000_000);
   });
@@ -126,7 +126,7 @@ describe('WorkerClient against a real worker process', () => {
     const client = spawnEcho();
     await expect(client.request('infer')).rejects.toMatchObject({ kind: 'bad_request', message: expect.stringContaining('send load first') });
     await expect(client.request('frobnicate')).rejects.toMatchObject({ kind: 'bad_request' });
-    await expect(client.request('run', { index: 0 })).rejects.toMatchObject({ kind: 'bad_request', message: expect.stringContaining('before "load_samples"') });
+    await expect(client.request('run', { index: 0 })).rejects.toMatchObject({ kind: 'bad_request', message: expect.stringContaining('send load first') });
     await expect(client.request('load_samples', { batches: 1 })).rejects.toMatchObject({ kind: 'bad_request' });
     await expect(client.call('hello')).resolves.toBeDefined();
   });
@@ -248,7 +248,7 @@ describe('WorkerClient against a real worker process', () => {
     worker.stdin.end();
     const result = await worker;
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(/^\{"id":1,"ok":true,"protocol":7,/);
+    expect(result.stdout).toMatch(/^\{"id":1,"ok":true,"protocol":8,/);
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
   });
 

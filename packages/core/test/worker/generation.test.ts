@@ -17,6 +17,7 @@ const engine = createNativeEngine({
   devices: ['cpu'],
   precisions: ['fp32'],
   runtimeModule: 'numpy',
+  probes: { modelOnly: false, layers: false },
 });
 
 const prepared: PreparedModel[] = [];
@@ -38,6 +39,7 @@ async function scripted(): Promise<PreparedModel> {
     ],
     seed: 0,
     precision: 'fp32',
+    process: 'worker',
   });
   prepared.push(model);
   return model;
@@ -55,12 +57,12 @@ describe('generation in the worker (protocol 5)', () => {
   it('runs the same schedule as the harness loop: the same tokens in the same interleaving, arrivals kept', async () => {
     const model = await scripted();
     const schedule: GenerationSchedule = { prompts: [[10, 11], [20, 21, 22], [30], [40, 41]], maxNewTokens: 4, arrivalsNs: null, concurrency: 2, cacheShape: CACHE };
-    const inWorker = await model.generate!(schedule);
-    const inHarness = await runGenerationLoop(async (feeds: TensorMap) => (await model.predict(feeds)).outputs, schedule);
+    const inWorker = await model.generator!.generate(schedule);
+    const inHarness = await runGenerationLoop(async (feeds: TensorMap) => (await model.sut.infer(feeds)).outputs, schedule);
     expect(inWorker.map((t) => t.tokens)).toEqual([[12, 13, 14, 15], [23, 24, 25, 26], [31, 32, 33, 34], [42, 43, 44, 45]]);
     expect(inHarness.map((t) => t.tokens)).toEqual(inWorker.map((t) => t.tokens));
     expect(order(inWorker)).toEqual(order(inHarness));
-    const timed = await model.generate!({ ...schedule, arrivalsNs: [0, 0, 20e6, 20e6] });
+    const timed = await model.generator!.generate({ ...schedule, arrivalsNs: [0, 0, 20e6, 20e6] });
     expect(timed.map((t) => t.arrivalNs)).toEqual([0, 0, 20e6, 20e6]);
     expect(timed[2]!.tokenNs[0]!).toBeGreaterThanOrEqual(20e6);
   });
@@ -68,19 +70,19 @@ describe('generation in the worker (protocol 5)', () => {
   it('scores text in windows in the worker as the harness does', async () => {
     const model = await scripted();
     // Scripted logits are 1 at last + 1 and 0 elsewhere: -ln p is ln(255 + e) - 1 where the next token is last + 1.
-    const score = await model.scoreText!([1, 2, 3, 9, 10, 11, 12], 4, CACHE);
+    const score = await model.generator!.scoreText([1, 2, 3, 9, 10, 11, 12], 4, CACHE);
     expect(score.predicted).toBe(3 + 2);
     const hit = Math.log(255 + Math.E) - 1;
     const miss = Math.log(255 + Math.E);
     // Window [1,2,3,9]: 2 and 3 follow their predecessor, 9 does not; window [10,11,12]: both follow.
     expect(score.nllSum).toBeCloseTo(4 * hit + miss, 9);
-    const inHarness = await scoreTextWith(async (feeds: TensorMap) => (await model.predict(feeds)).outputs, [1, 2, 3, 9, 10, 11, 12], 4, CACHE);
+    const inHarness = await scoreTextWith(async (feeds: TensorMap) => (await model.sut.infer(feeds)).outputs, [1, 2, 3, 9, 10, 11, 12], 4, CACHE);
     expect(inHarness.predicted).toBe(score.predicted);
     expect(inHarness.nllSum).toBeCloseTo(score.nllSum, 9);
   });
 
   it('refuses a generate request whose prompt tensors disagree', async () => {
     const model = await scripted();
-    await expect(model.generate!({ prompts: [[]], maxNewTokens: 2, arrivalsNs: null, concurrency: 1, cacheShape: CACHE })).rejects.toThrow(WorkerReplyError);
+    await expect(model.generator!.generate({ prompts: [[]], maxNewTokens: 2, arrivalsNs: null, concurrency: 1, cacheShape: CACHE })).rejects.toThrow(WorkerReplyError);
   });
 });

@@ -16,6 +16,7 @@ function echoEngine(overrides: { runtimeModule?: string; workerScript?: string; 
     devices: ['cpu'],
     precisions: ['fp32', 'fp16'],
     runtimeModule: overrides.runtimeModule ?? 'numpy',
+    probes: { modelOnly: true, layers: true },
   });
 }
 
@@ -28,6 +29,7 @@ function request(options: Record<string, unknown> = {}, path = '/models/digits.o
     inputs: [{ name: 'input', dtype: 'float32' as const, shape: [4, 1, 8, 8] }],
     seed: 3,
     precision: 'fp32' as const,
+    process: 'worker' as const,
   };
 }
 
@@ -45,21 +47,21 @@ describe('createNativeEngine', () => {
 
   it('probes through a worker hello and caches the answer per process', async () => {
     const engine = echoEngine();
-    const first = await engine.probe();
+    const first = await engine.probe('worker');
     expect(first).toMatchObject({ available: true, version: '1.0.0', devices: ['cpu'] });
     expect(first.available && first.details?.python).toMatch(/^3\./);
     const started = performance.now();
-    expect(await echoEngine().probe()).toBe(first);
+    expect(await echoEngine().probe('worker')).toBe(first);
     expect(performance.now() - started).toBeLessThan(50);
   });
 
   it('is unavailable, with the fix, when the runtime module is missing', async () => {
-    const viaRequire = await echoEngine({ name: 'echo-missing', runtimeModule: 'pbh_no_such_runtime' }).probe();
+    const viaRequire = await echoEngine({ name: 'echo-missing', runtimeModule: 'pbh_no_such_runtime' }).probe('worker');
     expect(viaRequire).toMatchObject({ available: false });
     expect(!viaRequire.available && viaRequire.reason).toContain("needs the Python module 'pbh_no_such_runtime'");
     expect(!viaRequire.available && viaRequire.fix).toContain('npx pbh doctor --fix');
 
-    const viaImport = await echoEngine({ name: 'broken', workerScript: BROKEN_IMPORT_WORKER, runtimeModule: 'pbh_no_such_runtime' }).probe();
+    const viaImport = await echoEngine({ name: 'broken', workerScript: BROKEN_IMPORT_WORKER, runtimeModule: 'pbh_no_such_runtime' }).probe('worker');
     expect(viaImport).toMatchObject({ available: false });
     expect(!viaImport.available && viaImport.reason).toContain("No module named 'pbh_no_such_runtime'");
     expect(!viaImport.available && viaImport.fix).toContain('.venv/bin/pip install -r python/requirements.txt');
@@ -68,7 +70,7 @@ describe('createNativeEngine', () => {
   it('is unavailable, with the fix, when the venv python does not exist', async () => {
     process.env.PBH_PYTHON = '/nonexistent/.venv/bin/python';
     try {
-      const availability = await echoEngine({ name: 'echo-novenv' }).probe();
+      const availability = await echoEngine({ name: 'echo-novenv' }).probe('worker');
       expect(availability).toMatchObject({ available: false });
       expect(!availability.available && availability.reason).toContain('PBH_PYTHON=/nonexistent/.venv/bin/python does not exist');
       expect(!availability.available && availability.fix).toContain('npx pbh doctor --fix');
@@ -89,20 +91,20 @@ describe('createNativeEngine', () => {
 
     const data = Float32Array.from({ length: 256 }, (_, i) => i);
     const batch = { input: { dtype: 'float32' as const, dims: [4, 1, 8, 8], data } };
-    const result = await model.predict(batch);
+    const result = await model.sut.infer(batch);
     expect(result.outputs.input_out!.dims).toEqual([4, 1, 8, 8]);
     expect((result.outputs.input_out!.data as Float32Array)[255]).toBe(510);
     expect(typeof result.engineNs).toBe('bigint');
     expect(result.engineNs! > 0n).toBe(true);
 
-    const bench = await model.bench!(batch, 5);
+    const bench = await model.probes.modelOnly!(batch, 5);
     expect(bench.iterationNs).toHaveLength(5);
     expect(bench.iterationNs.every((ns) => ns > 0)).toBe(true);
 
-    expect(await model.layerProfile!(batch, 3)).toEqual([{ name: 'double', op_type: 'Mul', mean_ns: 123, calls: 3, input_shapes: null, output_shapes: '[1]' }]);
-    expect((await model.memory!()).rssBytes).toBeGreaterThan(1_000_000);
+    expect(await model.probes.layers!(batch, 3)).toEqual([{ name: 'double', op_type: 'Mul', mean_ns: 123, calls: 3, input_shapes: null, output_shapes: '[1]' }]);
+    expect((await model.probes.memory()).rssBytes).toBeGreaterThan(1_000_000);
 
-    const pid = model.pid!();
+    const pid = model.runsIn.pid;
     expect(processAlive(pid)).toBe(true);
     await model.dispose();
     prepared.length = 0;
@@ -119,10 +121,10 @@ describe('createNativeEngine', () => {
     expect(model.facts).not.toHaveProperty('threads');
   });
 
-  it('leaves precision absent and threads null when the worker cannot tell', async () => {
+  it('declares precision and threads null when the worker cannot tell', async () => {
     const model = await echoEngine().prepare(request({ mode: 'unsure' }));
     prepared.push(model);
-    expect(model.precision).toBeUndefined();
+    expect(model.precision).toBeNull();
     expect(model.threads).toBeNull();
   });
 
@@ -137,7 +139,7 @@ describe('createNativeEngine', () => {
     const engine = echoEngine();
     const [a, b] = await Promise.all([engine.prepare(request()), engine.prepare(request())]);
     prepared.push(a!, b!);
-    expect(a!.pid!()).not.toBe(b!.pid!());
+    expect(a!.runsIn.pid).not.toBe(b!.runsIn.pid);
   });
 
   it('throws load failures with the runtime message and the stderr tail, and leaves no worker', async () => {
@@ -155,11 +157,11 @@ describe('createNativeEngine', () => {
     const model = await echoEngine().prepare(request());
     prepared.push(model);
     const batch = { input: { dtype: 'float32' as const, dims: [4, 1, 8, 8], data: new Float32Array(256) } };
-    for (let i = 0; i < 50; i++) await model.predict(batch);
+    for (let i = 0; i < 50; i++) await model.sut.infer(batch);
     const overheads: number[] = [];
     for (let i = 0; i < 300; i++) {
       const start = process.hrtime.bigint();
-      const { engineNs } = await model.predict(batch);
+      const { engineNs } = await model.sut.infer(batch);
       overheads.push(Number(process.hrtime.bigint() - start - engineNs!));
     }
     overheads.sort((x, y) => x - y);
