@@ -1,3 +1,4 @@
+import { ChangePointError, detectChanges, type Change } from '@pbh/core';
 import type { ProfileEntry } from './data.js';
 import { detectableChange, welchTTest, type Detectable } from './welch.js';
 
@@ -154,4 +155,58 @@ function seriesOf(profiles: readonly ProfileEntry[]): HistorySeries[] {
       };
     })
     .sort((a, b) => a.model.localeCompare(b.model) || a.entry.localeCompare(b.entry) || a.batchSize - b.batchSize || a.key.localeCompare(b.key));
+}
+
+/** A change point of a History series, read back onto its points (ruptures' PELT via core, or a status change). */
+export interface SeriesStep {
+  series: HistorySeries;
+  change: Change;
+  /** The first point after the change and the last before it. */
+  at: HistoryPoint;
+  before: HistoryPoint;
+}
+
+export interface HistorySteps {
+  /** "ruptures 1.1.10, PELT, l2 cost", or null when detection could not run. */
+  method: string | null;
+  /** Why there are no change points (no venv, ruptures missing): shown on the History page instead of "none". */
+  unavailable: string | null;
+  bySeries: Map<HistorySeries, SeriesStep[]>;
+  /** Every series' change points, the latest first. */
+  latest: SeriesStep[];
+}
+
+const stepsBuilt = new WeakMap<readonly ProfileEntry[], Promise<HistorySteps>>();
+
+/**
+ * Change points of every History series, computed once per build in one Python process (core's detectChanges). Where
+ * the venv cannot run them, the build goes on and the pages say why, with the fix.
+ */
+export function historySteps(profiles: readonly ProfileEntry[]): Promise<HistorySteps> {
+  let steps = stepsBuilt.get(profiles);
+  if (!steps) {
+    steps = stepsOf(buildHistory(profiles));
+    stepsBuilt.set(profiles, steps);
+  }
+  return steps;
+}
+
+async function stepsOf(series: readonly HistorySeries[]): Promise<HistorySteps> {
+  const bySeries = new Map<HistorySeries, SeriesStep[]>(series.map((s) => [s, []]));
+  let detection;
+  try {
+    detection = await detectChanges(
+      series.map((s) => ({ id: s.key, points: s.points.map((pt) => ({ status: pt.profile.status, throughput: pt.mean, sessions: pt.sessions })) })),
+    );
+  } catch (error) {
+    if (!(error instanceof ChangePointError)) throw error;
+    process.stderr.write(`pbh site: History has no change points: ${error.message}\n`);
+    return { method: null, unavailable: error.message.split('\n')[0]!, bySeries, latest: [] };
+  }
+  for (const s of series) {
+    const found = detection.series.get(s.key)?.changes ?? [];
+    bySeries.set(s, found.map((change) => ({ series: s, change, at: s.points[change.index]!, before: s.points[change.previous]! })));
+  }
+  const latest = [...bySeries.values()].flat().sort((a, b) => b.at.profile.created_at.localeCompare(a.at.profile.created_at) || a.series.key.localeCompare(b.series.key));
+  return { method: detection.method, unavailable: null, bySeries, latest };
 }

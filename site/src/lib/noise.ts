@@ -1,4 +1,4 @@
-import type { PublishedProfile } from '@pbh/core';
+import { NOISE_MAX_CI_HALF_WIDTH, NOISE_MIN_SESSION_MS, type PublishedProfile } from '@pbh/core';
 import { fmtNum, fmtPct } from './format.js';
 
 /**
@@ -9,8 +9,9 @@ import { fmtNum, fmtPct } from './format.js';
  * - a 95% confidence interval of the mean throughput whose half-width exceeds MAX_CI_HALF_WIDTH of the mean (with
  *   three sessions the t quantile is 4.3, so this also catches a few sessions that disagree).
  */
-export const MIN_SESSION_MS = 100;
-export const MAX_CI_HALF_WIDTH = 0.1;
+// Core holds the numbers (packages/core/src/publish/noise.ts) so `pbh compare` marks the same Profiles as noisy.
+export const MIN_SESSION_MS = NOISE_MIN_SESSION_MS;
+export const MAX_CI_HALF_WIDTH = NOISE_MAX_CI_HALF_WIDTH;
 
 /** The rule in words, for page notes and the mark's tooltip. */
 export const NOISE_RULE =

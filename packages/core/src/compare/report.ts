@@ -35,7 +35,7 @@ function render(display: QueryResult, data: Record<string, unknown>[], format: R
 
 export function compareReport(rows: readonly CompareRow[], format: ReportFormat): string {
   const display: QueryResult = {
-    columns: ['cell', 'baseline (samples/s)', 'candidate (samples/s)', 'ratio', '95% CI', 'p', 'verdict', 'why'],
+    columns: ['cell', 'baseline (samples/s)', 'candidate (samples/s)', 'ratio', '95% CI', 'p', 'verdict', 'caveats', 'why'],
     types: [],
     rows: rows.map((r) => [
       r.cell,
@@ -45,7 +45,8 @@ export function compareReport(rows: readonly CompareRow[], format: ReportFormat)
       interval(r.ci95_low, r.ci95_high),
       pval(r.p),
       r.caveats.length > 0 && r.verdict !== 'not comparable' ? `${r.verdict} (caveat)` : r.verdict,
-      [r.why, ...r.caveats].join('; '),
+      r.caveats.join('; ') || '—',
+      r.why,
     ]),
   };
   display.types = display.columns.map(() => 'VARCHAR');
