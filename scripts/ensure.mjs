@@ -45,17 +45,19 @@ if (purpose === 'test' && !existsSync(CHROMIUM)) {
   run('Chromium for the site tests (apt)', 'sh', ['-c', 'apt-get update -qq && apt-get install -y -qq chromium >/dev/null']);
 }
 
-// test/slurm-sweep.test.ts runs pbh sweep against a real one-node Slurm cluster (scripts/slurm/cluster.sh).
-const SLURM_COMMANDS = ['munged', 'mungekey', 'slurmctld', 'slurmd', 'sbatch', 'squeue', 'scancel'];
+// test/slurm-sweep.test.ts runs pbh sweep against a real two-node Slurm cluster with accounting
+// (scripts/slurm/cluster.sh: slurmd per network namespace, made with iproute2; slurmdbd on MariaDB).
+const SLURM_PACKAGES = 'slurm-wlm munge slurmdbd mariadb-server iproute2';
+const SLURM_COMMANDS = ['munged', 'mungekey', 'slurmctld', 'slurmd', 'sbatch', 'squeue', 'scancel', 'sacct', 'slurmdbd', 'mariadbd', 'mariadb-install-db', 'ip'];
 if (purpose === 'test' && !SLURM_COMMANDS.every(has)) {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0 || !has('apt-get')) {
     process.stderr.write(
-      `test: the Slurm sweep test starts a one-node cluster with Debian's slurm-wlm and munge, and this user cannot install them.\n` +
-        `Run once: sudo apt-get update && sudo apt-get install -y slurm-wlm munge   (Debian/Ubuntu), then npm test again (as root: slurmd starts jobs).\n`,
+      `test: the Slurm sweep test starts a two-node cluster with Debian's slurm-wlm, munge, slurmdbd and MariaDB, and this user cannot install them.\n` +
+        `Run once: sudo apt-get update && sudo apt-get install -y ${SLURM_PACKAGES}   (Debian/Ubuntu), then npm test again (as root: namespaces, and slurmd starts jobs).\n`,
     );
     process.exit(1);
   }
-  run('Slurm and munge for the sweep tests (apt)', 'sh', ['-c', 'apt-get update -qq && apt-get install -y -qq slurm-wlm munge >/dev/null']);
+  run('Slurm, munge, slurmdbd and MariaDB for the sweep tests (apt)', 'sh', ['-c', `apt-get update -qq && apt-get install -y -qq ${SLURM_PACKAGES} >/dev/null`]);
 }
 
 run('build', path.join(root, 'node_modules', '.bin', 'nx'), ['run-many', '-t', 'build', '--output-style=static']);
