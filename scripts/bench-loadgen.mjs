@@ -9,8 +9,8 @@
 //   PBH      the same cells from a temporary config with `scenario:` entries, read back with
 //            `pbh query ... --format json`: the Profile's headline boundary (`engine` for single stream, `query`
 //            for server: from the scheduled arrival, queueing included), percentiles by linear interpolation
-//   worker   createNativeEngine's runClosedLoop (single stream: engine_ns per query, back to back in the worker) and
-//            runSchedule (server: Poisson arrivals at TARGET_QPS, completed - arrival per query) on the same cell,
+//   worker   the engine's sut.closedLoop (single stream: engine_ns per query, back to back in the worker) and
+//            sut.schedule (server: Poisson arrivals at TARGET_QPS, completed - arrival per query) on the same cell,
 //            called directly: what the harness measures once it drives sessions through them; nearest rank, as
 //            LoadGen reports
 // Runs alternate (LoadGen, PBH, LoadGen, PBH, ... per ROUNDS) and the table shows each figure's median over rounds.
@@ -143,18 +143,19 @@ async function runWorker(round) {
     inputs: [{ name: 'input', dtype: 'float32', shape: [1, 1, 8, 8] }],
     seed: round,
     precision: 'fp32',
+    process: 'worker',
   });
   try {
-    await prepared.loadResident(samples);
-    await prepared.runClosedLoop({ batches: samples.length, minQueries: 100, minDurationNs: 0 });
-    const session = await prepared.runClosedLoop({ batches: samples.length, minQueries: 1024, minDurationNs: DURATION_MS * 1e6 });
+    await prepared.library.load(samples);
+    await prepared.sut.closedLoop({ batches: samples.length, minQueries: 100, minDurationNs: 0 });
+    const session = await prepared.sut.closedLoop({ batches: samples.length, minQueries: 1024, minDurationNs: DURATION_MS * 1e6 });
     // Poisson arrivals at TARGET_QPS for DURATION_MS, batches drawn uniformly, as LoadGen's server schedule.
     let seed = 12345 + round;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) + 0.5) / 2 ** 31;
     const arrivalsNs = [];
     for (let t = 0; t < DURATION_MS * 1e6 || arrivalsNs.length < 1024; t += (-Math.log(random()) / TARGET_QPS) * 1e9) arrivalsNs.push(t);
     const batches = arrivalsNs.map(() => Math.floor(random() * samples.length));
-    const schedule = await prepared.runSchedule({ batches, arrivalsNs, concurrency: prepared.maxConcurrency ?? 1 });
+    const schedule = await prepared.sut.schedule({ batches, arrivalsNs, concurrency: prepared.capabilities.maxConcurrency });
     return {
       single_stream: percentilesMs(session.engineNs),
       server: percentilesMs(schedule.completedNs.map((done, q) => done - arrivalsNs[q])),

@@ -4,17 +4,14 @@
 //               OpenVINO benchmark_app (sync API, latency hint, one request: its median request latency);
 //               TVM time_evaluator in a plain process (scripts/tvm_time_evaluator.py)
 //   model-only  PBH's `bench`: the worker's own loop on one resident input, the runtime's own clock, no IPC
-//   headline    what Profiles rank engines by: a single-stream session run in the worker (runClosedLoop, as the
-//               harness drives it) over the resident batches, its `engine` timer around the runtime's call per query
-//   transport   the boundary a Profile keeps beside it: the harness's probe after the sessions, one header-only
-//               `run` per resident batch (through the shared-page doorbell while the worker polls it), predict -
-//               engine; and, for scale only, of ordinary predict() calls, which carry the batch there and the outputs
-//               back and which only the accuracy pass uses (no timed boundary)
-//   session transport  what the headline's own path pays for the pipe: the in-worker session's one request round trip
-//               less the session's wall time in the worker, over its queries (informational; no target)
+//   headline    what Profiles rank engines by: a single-stream session of the system under test (sut.closedLoop, as
+//               the harness drives it) over the resident batches, its `engine` timer around the runtime's call per query
+//   transport   a diagnostic a Profile keeps beside it (no target): the harness's probe after the sessions, one plain
+//               `run` frame per resident batch, the harness's time - engine; and, for scale, of sut.infer calls, which
+//               carry the batch there and the outputs back (the accuracy pass's door)
 //   floor       a bare Node <-> Python one-line ping-pong (os.read/os.write, no PBH code): two process wake-ups
-//   bytes       load_samples of a 64 MiB performance set (squeezenet batches): GB/s after the 30 µs allowance, beside
-//               a copy of as many bytes into fresh memory within one process (its floor here: first-touch faults)
+//   bytes       load_samples of a 64 MiB performance set (squeezenet batches), GB/s, beside a copy of as many bytes
+//               into fresh memory within one process (its floor here: first-touch faults); a diagnostic
 // Every figure is a per-batch p50 in µs: the median over rounds of each round's p50.
 // Needs `npm run build`, the venv (npx pbh doctor --fix) and the bundled suite (npm run generate).
 // Knobs: THREADS (2), ROUNDS (3), BUDGET_S (1: seconds per figure per round, which sets each case's iterations and
@@ -40,12 +37,10 @@ const CHUNKS = 4;
 // The performance set whose load_samples rate is measured (squeezenet batches, replicated).
 const BYTES_SET = 64 << 20;
 
-// Targets (the issue "Native engines measured at the runtime, not through the pipe"):
+// Targets: the figures users see come from the runtime's own loop; the transport is reported, not targeted.
 const MODEL_ONLY_MIN_RATIO = 0.97; // model-only throughput >= 0.97 of the tool's
 const ENGINE_OVER_MODEL_ONLY_US = 5; // headline engine p50 within 5 µs of model-only p50 (the MLP's target) ...
 const ENGINE_OVER_MODEL_ONLY_SHARE = 0.03; // ... or within 3% where the model is large enough for that to be more
-const TRANSPORT_US = 30; // per batch ...
-const TRANSPORT_BYTES_PER_S = 2e9; // ... plus the bytes at 2 GB/s
 
 const workDir = await mkdtemp(path.join(os.tmpdir(), 'pbh-bench-native-'));
 const mlpPath = path.join(workDir, 'mlp_32_64_10.onnx');
@@ -127,52 +122,38 @@ function timeEvaluator(c) {
 async function pbhRound(c, model) {
   const K = c.resident;
   const slice = Math.max(3, Math.ceil(c.iters / CHUNKS));
-  await model.runClosedLoop({ batches: K, minQueries: Math.max(3, Math.min(100, Math.round(c.iters / 10))), minDurationNs: 0 });
+  await model.sut.closedLoop({ batches: K, minQueries: Math.max(3, Math.min(100, Math.round(c.iters / 10))), minDurationNs: 0 });
   const modelOnly = [];
   const headline = [];
   const transport = [];
-  let sessionTransportNs = 0;
-  let sessionQueries = 0;
-  const paged = model.runsThroughDoorbell();
   for (let chunk = 0; chunk < CHUNKS; chunk++) {
-    modelOnly.push(...(await model.bench(c.batches[0], slice)).iterationNs);
-    const sent = process.hrtime.bigint();
-    const session = await model.runClosedLoop({ batches: K, minQueries: slice, minDurationNs: 0 });
-    sessionTransportNs += Number(process.hrtime.bigint() - sent) - session.wallNs;
-    sessionQueries += session.engineNs.length;
-    headline.push(...session.engineNs);
+    modelOnly.push(...(await model.probes.modelOnly(c.batches[0], slice)).iterationNs);
+    headline.push(...(await model.sut.closedLoop({ batches: K, minQueries: slice, minDurationNs: 0 })).engineNs);
     for (let i = 0; i < slice; i++) {
       const start = process.hrtime.bigint();
-      const { engineNs } = await model.runResident(i % K);
+      const { engineNs } = await model.sut.issue(i % K);
       transport.push(Number(process.hrtime.bigint() - start - engineNs));
     }
   }
   const inferTransport = [];
   for (let i = 0; i < Math.max(5, c.iters / 5); i++) {
     const start = process.hrtime.bigint();
-    const { engineNs } = await model.predict(c.batches[i % K]);
+    const { engineNs } = await model.sut.infer(c.batches[i % K]);
     inferTransport.push(Number(process.hrtime.bigint() - start - engineNs));
   }
   const us = (values) => p50(values) / 1e3;
-  return {
-    modelOnly: us(modelOnly),
-    headline: us(headline),
-    transport: us(transport),
-    sessionTransport: sessionTransportNs / sessionQueries / 1e3,
-    inferTransport: us(inferTransport),
-    doorbellShare: (model.runsThroughDoorbell() - paged) / transport.length,
-  };
+  return { modelOnly: us(modelOnly), headline: us(headline), transport: us(transport), inferTransport: us(inferTransport) };
 }
 
-/** load_samples of about 64 MiB made of this case's batches: GB/s of the bytes after the fixed 30 µs allowance. */
+/** load_samples of about 64 MiB made of this case's batches: GB/s. */
 async function bytesRate(c, model) {
   const perBatch = c.batches[0].input.data.byteLength;
   const copies = Math.ceil(BYTES_SET / perBatch);
   const big = Array.from({ length: copies }, (_, i) => c.batches[i % c.batches.length]);
   const start = process.hrtime.bigint();
-  await model.loadResident(big);
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9 - TRANSPORT_US / 1e6;
-  await model.loadResident(c.batches.slice(0, c.resident));
+  await model.library.load(big);
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  await model.library.load(c.batches.slice(0, c.resident));
   return (copies * perBatch) / seconds / 1e9;
 }
 
@@ -217,7 +198,7 @@ const cells = [];
 for (const name of ENGINES) {
   const spec = tools[name];
   const engine = registry.engines.get(name);
-  const availability = engine ? await engine.probe() : { available: false, reason: 'not installed' };
+  const availability = engine ? await engine.probe('worker') : { available: false, reason: 'not installed' };
   if (!availability.available) {
     console.log(`${name}: skipped (${availability.reason})`);
     continue;
@@ -228,19 +209,17 @@ for (const name of ENGINES) {
     c.batches = await residentBatches(c);
     const model = await engine.prepare({
       model: { name: c.label, path: c.modelPath, workDir }, batchSize: c.shape[0], device: 'cpu',
-      options: engine.optionsSchema.parse(spec.options), inputs: [{ name: 'input', dtype: 'float32', shape: c.shape }], seed: 0, precision: 'fp32',
+      options: engine.optionsSchema.parse(spec.options), inputs: [{ name: 'input', dtype: 'float32', shape: c.shape }], seed: 0, precision: 'fp32', process: 'worker',
     });
-    const warmUs = p50((await model.bench(c.batches[0], 5)).iterationNs) / 1e3;
+    const warmUs = p50((await model.probes.modelOnly(c.batches[0], 5)).iterationNs) / 1e3;
     c.iters = Math.round(Math.min(5000, Math.max(10, BUDGET_US / warmUs)));
     // A session runs every resident batch at least once: a slow case keeps fewer, so a slice stays its own length.
     c.resident = Math.min(c.batches.length, Math.max(2, Math.ceil(c.iters / CHUNKS)));
-    await model.loadResident(c.batches.slice(0, c.resident));
-    // Every output of these models is float32 with a static shape.
-    const bytes = c.batches[0].input.data.byteLength + model.outputs.reduce((n, o) => n + o.shape.reduce((a, d) => a * d, 4), 0);
+    await model.library.load(c.batches.slice(0, c.resident));
     // The tool builds before anything is measured: a TVM build running beside a measurement would slow it.
     const tool = spec.start(c);
     await tool.ready;
-    cells.push({ name, engine: availability.version, c, model, tool, toolName: spec.tool, bytes, rounds: [], gbps: [] });
+    cells.push({ name, engine: availability.version, c, model, tool, toolName: spec.tool, rounds: [], gbps: [] });
   }
 }
 
@@ -272,8 +251,8 @@ const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
 console.log(`\nbench:native ${new Date().toISOString().slice(0, 10)}, ${cpu} (${os.cpus().length} logical CPUs), threads=${THREADS}, rounds=${ROUNDS}, node ${process.version}`);
 console.log(`load average (1, 5, 15 min) at the start and after each round: ${load.map((l) => l.split(' ').slice(0, 3).join(' ')).join(' | ')}`);
 console.log('per-batch p50 in µs (median over rounds); ratio = tool time / model-only time (the throughput ratio)\n');
-console.log('| engine | case | tool | tool µs | model-only µs | model-only/tool ≥ 0.97 | headline µs: in-worker session engine p50 (− model-only ≤ 5 or 3%) | transport µs: run probe, predict − engine ≤ 30 | session transport µs per batch (the headline’s one request: round trip − session wall, over its queries) | predict() transport µs (accuracy pass only: in no boundary; 30 + bytes at 2 GB/s for scale) | targets |');
-console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
+console.log('| engine | case | tool | tool µs | model-only µs | model-only/tool ≥ 0.97 | headline µs: session engine p50 (− model-only ≤ 5 or 3%) | transport µs: run probe, harness − engine (diagnostic) | infer transport µs (diagnostic) | targets |');
+console.log('|---|---|---|---:|---:|---:|---:|---:|---:|---|');
 // Comparisons are paired per round (tool and PBH measured next to each other), then the median over rounds.
 const derived = {
   ratio: (r) => r.tool / r.modelOnly,
@@ -283,34 +262,30 @@ const derived = {
 let missedAny = false;
 for (const cell of cells) {
   const pick = (f) => median(cell.rounds.map(f));
-  const [tool, modelOnly, headline, transport, sessionTransport, inferTransport] = ['tool', 'modelOnly', 'headline', 'transport', 'sessionTransport', 'inferTransport'].map((key) => pick((r) => r[key]));
+  const [tool, modelOnly, headline, transport, inferTransport] = ['tool', 'modelOnly', 'headline', 'transport', 'inferTransport'].map((key) => pick((r) => r[key]));
   const ratio = pick(derived.ratio);
   const headlineOver = pick(derived.headlineOver);
   const overLimit = Math.max(ENGINE_OVER_MODEL_ONLY_US, ENGINE_OVER_MODEL_ONLY_SHARE * modelOnly);
-  const inferLimit = TRANSPORT_US + (cell.bytes / TRANSPORT_BYTES_PER_S) * 1e6;
   const checks = [
     ['model-only', ratio >= MODEL_ONLY_MIN_RATIO],
     ['headline', headlineOver <= overLimit],
-    ['run transport', transport <= TRANSPORT_US],
   ];
   const missed = checks.filter(([, ok]) => !ok).map(([what]) => what);
   missedAny ||= missed.length > 0;
   const signed = (v) => (v >= 0 ? `+${fmt(v)}` : fmt(v));
   console.log(
-    `| ${cell.name} ${cell.engine} | ${cell.c.label} | ${cell.toolName} | ${fmt(tool)} | ${fmt(modelOnly)} | ${fmt(ratio, 3)} | ${fmt(headline)} (${signed(headlineOver)}) | ${fmt(transport)} | ${fmt(sessionTransport, 2)} | ${fmt(inferTransport)} (≤ ${fmt(inferLimit)}) | ${missed.length ? `missed: ${missed.join(', ')}` : 'met'} |`,
+    `| ${cell.name} ${cell.engine} | ${cell.c.label} | ${cell.toolName} | ${fmt(tool)} | ${fmt(modelOnly)} | ${fmt(ratio, 3)} | ${fmt(headline)} (${signed(headlineOver)}) | ${fmt(transport)} | ${fmt(inferTransport)} | ${missed.length ? `missed: ${missed.join(', ')}` : 'met'} |`,
   );
 }
 const floor = median(floors);
 console.log(`\nbare Node ↔ Python ping-pong (the two wake-ups any round trip pays here): p50 ${fmt(floor)} µs (rounds: ${floors.map((f) => fmt(f)).join(' ')})`);
 for (const cell of cells.filter((x) => x.gbps.length)) {
-  const gbps = median(cell.gbps);
-  missedAny ||= gbps < TRANSPORT_BYTES_PER_S / 1e9;
-  console.log(`load_samples of ${BYTES_SET >> 20} MiB (${cell.c.label} batches), ${cell.name}: ${fmt(gbps, 2)} GB/s after the 30 µs allowance, target ≥ 2 (rounds: ${cell.gbps.map((g) => fmt(g, 2)).join(' ')})`);
+  console.log(`load_samples of ${BYTES_SET >> 20} MiB (${cell.c.label} batches), ${cell.name}: ${fmt(median(cell.gbps), 2)} GB/s (rounds: ${cell.gbps.map((g) => fmt(g, 2)).join(' ')})`);
 }
 console.log(`a copy of ${BYTES_SET >> 20} MiB into fresh memory in one process (the first touch any new resident set pays): ${fmt(median(freshCopies), 2)} GB/s (rounds: ${freshCopies.map((g) => fmt(g, 2)).join(' ')})`);
 console.log(`\nThe engine tolerance is 5 µs, or 3% of model-only where that is more. targets: ${missedAny ? 'MISSED (see the last column and the lines above)' : 'all met'}`);
-console.log('\nper round: model-only/tool | headline − model-only µs | run transport µs | share of probe runs answered through the doorbell');
+console.log('\nper round: model-only/tool | headline − model-only µs | run transport µs');
 for (const cell of cells) {
   const list = (f, digits = 1) => cell.rounds.map((round) => fmt(f(round), digits)).join(' ');
-  console.log(`  ${cell.name} ${cell.c.label}: ${list(derived.ratio, 3)} | ${list(derived.headlineOver)} | ${list(derived.transport)} | ${list((r) => r.doorbellShare, 2)}`);
+  console.log(`  ${cell.name} ${cell.c.label}: ${list(derived.ratio, 3)} | ${list(derived.headlineOver)} | ${list(derived.transport)}`);
 }

@@ -9,9 +9,8 @@ export { StatsSchema, type Stats } from './stats.js';
 /**
  * Timing boundaries, each saying what a latency covers: `engine` is measured in the runtime's process around its call
  * (inputs and outputs wrapped as a deployment does) and is the headline; `predict` is the harness's call, IPC included;
- * `transport` is predict - engine per batch (to a worker, through the shared-page doorbell or a frame; or the
- * in-process call); `end_to_end` is preprocess + predict; `model_only` is a native runtime's own loop on one
- * resident input; `query` is a server or offline query's latency, from its scheduled arrival to its completion
+ * `transport` is predict - engine per batch (a plain request frame to a worker, or the in-process
+ * call), a diagnostic; `end_to_end` is preprocess + predict; `model_only` is a runtime's own loop on one resident input; `query` is a server or offline query's latency, from its scheduled arrival to its completion
  * (queueing included).
  */
 export const BoundarySchema = z.enum(['engine', 'predict', 'transport', 'end_to_end', 'model_only', 'query']);

@@ -42,17 +42,20 @@ describe("the in-process engines' schedule executor", () => {
  */
 const STRICT = process.env.PBH_QUEUE_TRUTH === 'strict';
 const TOLERANCE = 0.1;
+/** QUEUE_SCALE below 1 runs fewer queries (the bench smoke test): too few to hold the tolerance, so it only reports. */
+const SCALE = Number(process.env.QUEUE_SCALE ?? 1);
 
 // A timing target, so a benchmark (`npm run bench:queue`, on a quiet machine) and not part of `npm test`: any other
 // load on the machine starves the busy-wait server and lengthens the waits it measures.
 describe.runIf(STRICT)('server scenario against the M/D/1 queue', () => {
   for (const [rho, queries] of [[0.5, 16000], [0.8, 40000]] as const) {
     it(`matches Wq within ${TOLERANCE * 100}% at rho = ${rho}`, async () => {
+      const n = Math.max(100, Math.round(queries * SCALE));
       const serviceNs = 0.5e6;
       const qps = rho / (serviceNs / 1e9);
-      const arrivalsNs = poissonArrivalsNs(queries, qps, 1000);
+      const arrivalsNs = poissonArrivalsNs(n, qps, 1000);
       const t = await executeSchedule(() => serve(serviceNs), { batches: arrivalsNs.map(() => 0), arrivalsNs, concurrency: 1 }, hrtimeClock);
-      const waitMs = t.issuedNs.reduce((a, issued, i) => a + Math.max(0, issued - arrivalsNs[i]!), 0) / queries / 1e6;
+      const waitMs = t.issuedNs.reduce((a, issued, i) => a + Math.max(0, issued - arrivalsNs[i]!), 0) / n / 1e6;
       // The server's work per query: from when it could start (its arrival, or the previous completion) to its
       // completion. That includes the executor's own step between queries, which a queue pays too.
       let previous = 0;
@@ -61,12 +64,12 @@ describe.runIf(STRICT)('server scenario against the M/D/1 queue', () => {
         busy += completed - Math.max(arrivalsNs[i]!, previous);
         previous = completed;
       });
-      const service = busy / queries / 1e6;
+      const service = busy / n / 1e6;
       const r = qps * (service / 1000);
       const theory = (r / (2 * (1000 / service) * (1 - r))) * 1000;
-      const line = `rho ${rho}: Wq measured ${waitMs.toFixed(4)} ms, M/D/1 ${theory.toFixed(4)} ms (measured rho ${r.toFixed(3)}, ${queries} queries)`;
+      const line = `rho ${rho}: Wq measured ${waitMs.toFixed(4)} ms, M/D/1 ${theory.toFixed(4)} ms (measured rho ${r.toFixed(3)}, ${n} queries)`;
       process.stdout.write(`${line}\n`);
-      expect(Math.abs(waitMs / theory - 1), line).toBeLessThan(TOLERANCE);
+      if (SCALE >= 1) expect(Math.abs(waitMs / theory - 1), line).toBeLessThan(TOLERANCE);
     }, 180_000);
   }
 });

@@ -1,0 +1,30 @@
+import { execa } from 'execa';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
+/** Each bench at its smallest size, and a line of its output that says it got to the end. */
+const SMALLEST: Record<string, { env: Record<string, string>; done: RegExp }> = {
+  'bench:overhead': { env: { ROUNDS: '1', QUERIES: '200', CASES: 'mlp' }, done: /target: the ranked figure/ },
+  'bench:native': { env: { ROUNDS: '1', BUDGET_S: '0.01', CASES: 'mlp' }, done: /The engine tolerance is 5 µs/ },
+  'bench:loadgen': { env: { ROUNDS: '1', DURATION_MS: '200' }, done: /single_stream|server/ },
+  'bench:site': { env: { PROFILES: '200' }, done: /Profiles/ },
+  'bench:queue': { env: { QUEUE_SCALE: '0.01' }, done: /Wq measured/ },
+};
+
+describe('every bench script in package.json runs, at its smallest size', () => {
+  it('names each bench:* script here', () => {
+    expect(Object.keys(scripts).filter((s) => s.startsWith('bench:')).sort()).toEqual(Object.keys(SMALLEST).sort());
+  });
+
+  for (const [name, { env, done }] of Object.entries(SMALLEST)) {
+    it(`npm run ${name}`, async () => {
+      const r = await execa('npm', ['run', '--silent', name], { cwd: ROOT, env: { ...env, CI: '' }, reject: false, all: true, timeout: 600_000 });
+      expect(r.exitCode, `${name} exited ${r.exitCode}:\n${r.all?.slice(-4000)}`).toBe(0);
+      expect(r.all).toMatch(done);
+    }, 600_000);
+  }
+});
