@@ -5,6 +5,7 @@ import { CAUSES, explainFailure, type Cause } from './explain.js';
 import { DASH, fmtDay, fmtNum, fmtPct } from './format.js';
 import { statusHtml, verdictText } from './labels.js';
 import type { RowGroup } from './leaderboard.js';
+import { busyOf, doorOf } from './busy.js';
 import { noiseOf } from './noise.js';
 import { scrubberFor } from './scrub.js';
 
@@ -36,11 +37,26 @@ function verdictCell(p: ProfileEntry): string {
   return `<td data-v="${validity}"><span class="verdict verdict-${validity.toLowerCase()}" title="${escapeXml(verdict)}">${validity}</span>`;
 }
 
-/** Throughput, and the noisy mark (noise.ts) where the Profile's own figure is too uncertain to compare closely. */
+/**
+ * Throughput, the noisy mark (noise.ts) where the Profile's own figure is too uncertain to compare closely, and the
+ * busy mark (busy.ts) where other processes competed for the CPU while it was measured.
+ */
 function throughputCell(p: ProfileEntry): string {
   const noise = noiseOf(p);
-  if (!noise.noisy) return `<td>${fmtNum(p.throughput_mean)}`;
-  return `<td data-v="${p.throughput_mean ?? ''}">${fmtNum(p.throughput_mean)} <span class="noisy" title="${escapeXml(noise.brief)}">noisy</span>`;
+  const busy = busyOf(p);
+  if (!noise.noisy && !busy.busy) return `<td>${fmtNum(p.throughput_mean)}`;
+  const marks = [
+    ...(noise.noisy ? [`<span class="noisy" title="${escapeXml(noise.brief)}">noisy</span>`] : []),
+    ...(busy.busy ? [`<span class="noisy busy" title="${escapeXml(busy.text)}">busy</span>`] : []),
+  ];
+  return `<td data-v="${p.throughput_mean ?? ''}">${fmtNum(p.throughput_mean)} ${marks.join(' ')}`;
+}
+
+/** A ranked group whose rows were measured through different doors says so in its heading. */
+function doorsNote(group: RowGroup): string {
+  if (!group.ranked) return '';
+  const doors = [...new Set(group.rows.map((p) => doorOf(p)).filter((d): d is string => d !== null))];
+  return doors.length > 1 ? ` <span class="doors">measured through different doors: ${doors.map(escapeXml).join('; ')}</span>` : '';
 }
 
 /** The heading row of a group: the facts every row of it shares, the hardware among them, said once. */
@@ -48,7 +64,7 @@ function groupHeading(group: RowGroup): string {
   const facts = group.ranked
     ? [escapeXml(group.model), `batch ${group.batch}`, escapeXml(group.scenario ?? ''), escapeXml(group.precision ?? 'precision unknown')]
     : [escapeXml(group.model), 'not ranked: failed, timed out, skipped or invalid output'];
-  return `<tr class="g"><th colspan="${COLUMNS}" scope="rowgroup">${facts.join(' · ')} <span class="hw">${escapeXml(group.hardware)}</span>`;
+  return `<tr class="g"><th colspan="${COLUMNS}" scope="rowgroup">${facts.join(' · ')} <span class="hw">${escapeXml(group.hardware)}</span>${doorsNote(group)}`;
 }
 
 function groupData(group: RowGroup): string {

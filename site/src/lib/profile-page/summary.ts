@@ -3,6 +3,7 @@ import type { ProfileEntry } from '../data.js';
 import { statusHtml } from '../labels.js';
 import { fmtCount, fmtDate, fmtFlops, fmtMiB, fmtNum, fmtPct } from '../format.js';
 import { html, type Html } from '../html.js';
+import { busyOf, doorOf } from '../busy.js';
 import { noiseOf } from '../noise.js';
 import { runSlug } from '../run-configs.js';
 
@@ -45,6 +46,8 @@ export function summaryHtml(entry: ProfileEntry): Html {
   const { throughput, metrics } = profile;
   const precision = profile.engine.precision;
   const noise = noiseOf(entry);
+  const busy = busyOf(entry);
+  const door = doorOf(entry);
   const headline = entry.latency_boundary;
   const moved = transport(entry);
   const precisionText = precision
@@ -52,15 +55,16 @@ export function summaryHtml(entry: ProfileEntry): Html {
     : 'precision not recorded';
   const cards = [
     card(fmtNum(throughput?.mean), `samples/s mean${throughput ? ` ± ${fmtNum(throughput.std)} (95% CI ${fmtNum(throughput.ci95_low)}–${fmtNum(throughput.ci95_high)})` : ''}`,
-      noise.noisy && html` <a class="noisy" href="#noise" title="${noise.brief}">noisy</a>`),
+      html`${noise.noisy && html` <a class="noisy" href="#noise" title="${noise.brief}">noisy</a>`}${busy.busy && html` <a class="noisy busy" href="#busy" title="${busy.text}">busy</a>`}`),
     card(`${fmtNum(entry.p50_ms)} ms`, `p50 latency per batch (${headline}, the headline)`),
     card(`${fmtNum(entry.p99_ms)} ms`, `p99 latency per batch (${headline}, the headline)`),
     card(moved === null ? '—' : `${fmtNum(moved.ms)} ms`, moved?.text ?? 'transport: not measured'),
     card(precision?.executed ?? '—', precisionText),
+    card(profile.engine.process ?? '—', door ? `runs ${door}` : 'where the model ran: not recorded'),
     ...profile.scores.map((s) => card(s.higher_is_better ? fmtPct(s.value) : fmtNum(s.value), scoreText(entry, s))),
     card(fmtMiB(metrics.peak_rss_mb ?? null), `peak RSS of the ${profile.engine.process ?? "model's"} process${metrics.peak_device_mb !== undefined ? `; device ${fmtMiB(metrics.peak_device_mb)}` : ''}`),
     card(fmtFlops(profile.achieved_flops), `achieved, ${fmtPct(profile.peak_fraction, 2)} of peak`),
     card(profile.engine.compile_ms === null ? '—' : `${fmtNum(profile.engine.compile_ms)} ms`, 'prepare / compile (outside the timed loop)'),
   ];
-  return html`<h2>Summary</h2><div class="cards">${cards}</div>${noise.noisy && html`<section id="noise" class="noise-note"><p><span class="noisy">noisy</span> This Profile's throughput is too uncertain to compare closely with another's:</p><ul>${noise.reasons.map((r) => html`<li>${r}</li>`)}</ul><p class="note">The rule, the same on every page: <a href="../glossary.html#noisy">Glossary</a>.</p></section>`}`;
+  return html`<h2>Summary</h2><div class="cards">${cards}</div>${noise.noisy && html`<section id="noise" class="noise-note"><p><span class="noisy">noisy</span> This Profile's throughput is too uncertain to compare closely with another's:</p><ul>${noise.reasons.map((r) => html`<li>${r}</li>`)}</ul><p class="note">The rule, the same on every page: <a href="../glossary.html#noisy">Glossary</a>.</p></section>`}${busy.busy && html`<section id="busy" class="noise-note"><p><span class="noisy busy">busy</span> ${busy.text}: the figure is this machine's under that load, not the engine's alone.</p><p class="note">Per session: ${profile.interference!.sessions.map((s) => `${s.index + 1}: ${fmtPct(s.other_cpu_share, 0)}`).join(', ')}. The rule: <a href="../glossary.html#busy">Glossary</a>.</p></section>`}`;
 }
