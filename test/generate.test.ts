@@ -43,10 +43,11 @@ describe('generate workload on the bundled byte LM', () => {
       dir,
       'gen.yaml',
       lmConfig('generate-test', [
-        { name: 'onnxruntime', options: { intraOpNumThreads: 1 } },
+        // In the harness's process, so its generation loop is the TypeScript one the worker's Python loop is held to.
+        { name: 'onnxruntime', options: { intraOpNumThreads: 1 }, process: 'harness' },
         { name: 'openvino' },
         { name: 'tvm' },
-        { name: 'onnxruntime', label: 'ort-server', options: { intraOpNumThreads: 1 }, scenario: { kind: 'server', target_qps: 40 } },
+        { name: 'onnxruntime', label: 'ort-server', options: { intraOpNumThreads: 1 }, process: 'harness', scenario: { kind: 'server', target_qps: 40 } },
         { name: 'openvino', label: 'ov-server', scenario: { kind: 'server', target_qps: 40 } },
       ]),
     );

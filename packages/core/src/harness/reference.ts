@@ -1,5 +1,5 @@
 import type { Dataset } from '../contracts/dataset.js';
-import type { PreparedModel } from '../contracts/engine.js';
+import type { EngineProcess, PreparedModel } from '../contracts/engine.js';
 import type { Precision } from '../contracts/precision.js';
 import type { TensorMap, TensorSpec } from '../contracts/tensor.js';
 import type { ModelConfig } from '../config/schema.js';
@@ -33,13 +33,15 @@ export class ReferenceOutputs {
     private readonly engineName: string,
     private readonly workDir: string,
     private readonly seed: number,
+    /** Where the reference runs: its config entry's `process`, else the engine's default. */
+    private readonly process?: EngineProcess,
   ) {}
 
   private async preparedFor(key: ReferenceKey, id: string): Promise<PreparedModel> {
     if (this.current?.id === id) return this.current.prepared;
     await this.release();
     const engine = this.registry.engine(this.engineName);
-    const process = engine.processes[0]!;
+    const process = this.process ?? engine.processes[0]!;
     const availability = await engine.probe(process);
     if (!availability.available) {
       throw new Error(`reference engine ${this.engineName} is unavailable (${availability.reason}); set reference_engine to an available engine. Fix: ${availability.fix}`);

@@ -119,7 +119,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
       dataset,
       models: new Map(),
       probes: new Map(),
-      reference: new ReferenceOutputs(registry, exp.reference_engine, workRoot, exp.seed),
+      reference: new ReferenceOutputs(registry, exp.reference_engine, workRoot, exp.seed, exp.engines.find((e) => e.name === exp.reference_engine)?.process),
       workRoot,
       command: (key) => `${opts.commandPrefix} --only ${key}`,
       onProgress: (e) => (e.kind === 'phase' ? opts.progress?.phase(e.phase) : opts.progress?.session(e.index, e.of)),

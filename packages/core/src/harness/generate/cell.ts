@@ -48,7 +48,7 @@ function referenceContinuations(ctx: SweepContext, plan: GeneratePlan, schedule:
   if (!hit) {
     hit = (async () => {
       const engine = ctx.registry.engine(exp.reference_engine);
-      const process = engine.processes[0]!;
+      const process = exp.engines.find((e) => e.name === engine.name)?.process ?? engine.processes[0]!;
       const availability = await engine.probe(process);
       if (!availability.available) throw new Error(`reference engine ${engine.name} is unavailable (${availability.reason}); set reference_engine to an available engine. Fix: ${availability.fix}`);
       const prepared = await prepareOn(plan, engine, engine.optionsSchema.parse({}), exp.seed, deadline, 'cpu', process);
