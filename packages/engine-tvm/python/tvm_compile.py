@@ -12,6 +12,7 @@ no vectorisation unless LLVM finds it), which is what "TVM without tuning" means
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -116,6 +117,66 @@ def resolve_inputs(model: onnx.ModelProto, batch_size: int, requested: list[dict
             raise RequestError(f"{model_path} input {value.name!r} is {dtype}, the request says {spec['dtype']}")
         resolved.append(GraphInput(value.name, dtype, shape))
     return resolved
+
+
+# onnxslim passes PBH keeps: only what removes shape arithmetic at the cell's concrete shapes. Fusions (Conv+BN,
+# Gemm, Reshape chains), weight tying and subexpression elimination are skipped so the kernels TVM builds are the
+# graph's own: on a model without shape arithmetic the folded graph computes the same ops as the file.
+FOLD_SKIPPED = ["graph_fusion", "weight_tying", "subexpression_elimination"]
+FOLD_KEPT = ["constant_folding", "dead_node_elimination", "shape_inference"]
+SHAPE_OPS = {"Shape", "Size", "If", "Loop", "ConstantOfShape", "Range", "NonZero"}
+
+
+def _census(model: onnx.ModelProto) -> Counter[str]:
+    return Counter(node.op_type for node in model.graph.node)
+
+
+def fold_shapes(model: onnx.ModelProto, inputs: list[GraphInput]) -> tuple[onnx.ModelProto, dict[str, Any]]:
+    """The graph with its shape arithmetic folded at the cell's concrete input shapes (onnxslim: constant folding,
+    dead nodes, shape inference), and what was done, for the Profile's engine facts. Exporters from Paddle and
+    TensorFlow compute Reshape targets as Shape -> Gather -> Concat; TVM's frontend takes a Reshape target only as a
+    constant or a Relax shape, so those graphs import only once the concrete shapes have folded them. Folding that
+    fails leaves the graph as it was, and the facts say why."""
+    import onnxslim  # noqa: PLC0415 - only a build needs it
+
+    before = _census(model)
+    fed = [i for i in inputs if not i.symbolic and len(i.shape) > 0]
+    facts: dict[str, Any] = {
+        "library": f"onnxslim {onnxslim.__version__}",
+        "passes": FOLD_KEPT,
+        "skipped": FOLD_SKIPPED,
+        "input_shapes": {i.name: i.shape for i in fed},
+        "nodes_before": sum(before.values()),
+    }
+    start = time.perf_counter()
+    try:
+        folded = onnxslim.slim(model, input_shapes=[f"{i.name}:{','.join(map(str, i.shape))}" for i in fed] or None, skip_optimizations=FOLD_SKIPPED)
+    except Exception as e:  # noqa: BLE001 - any failure of the library keeps the graph as it was
+        facts.update({"applied": False, "error": f"{type(e).__name__}: {e}"[:500], "fold_ms": (time.perf_counter() - start) * 1000})
+        return model, facts
+    if folded is None:
+        facts.update({"applied": False, "error": "onnxslim returned no model", "fold_ms": (time.perf_counter() - start) * 1000})
+        return model, facts
+    after = _census(folded)
+    removed = {op: before[op] - after.get(op, 0) for op in sorted(before) if before[op] > after.get(op, 0)}
+    facts.update(
+        {
+            "applied": True,
+            "fold_ms": (time.perf_counter() - start) * 1000,
+            "nodes_after": sum(after.values()),
+            "removed": removed,
+            "shape_ops_left": {op: after[op] for op in sorted(after) if op in SHAPE_OPS},
+        }
+    )
+    return folded, facts
+
+
+def fold_summary(facts: dict[str, Any]) -> str:
+    """One line on what fold_shapes did, for an import error: the graph TVM refused is the folded one."""
+    if not facts.get("applied"):
+        return f"graph imported as stored: {facts['library']} could not fold it ({facts.get('error')})"
+    shapes = ", ".join(f"{name} {shape}" for name, shape in facts["input_shapes"].items())
+    return f"after {facts['library']} folded shape arithmetic at {shapes or 'the model shapes'}: {facts['nodes_before']} -> {facts['nodes_after']} nodes"
 
 
 def import_onnx(model: onnx.ModelProto, inputs: list[GraphInput], model_path: str) -> tvm.IRModule:

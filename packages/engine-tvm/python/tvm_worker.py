@@ -42,8 +42,8 @@ from pbh_worker import Runtime, WorkerError, required_options, run_worker  # noq
 from tvm_layers import KernelTimer  # noqa: E402
 
 # Bump when the pipeline changes what a build produces, what its timings cover or what its cache entry holds, so stale
-# cache entries stop matching. 3: entries record the executed precision.
-PIPELINE_VERSION = 3
+# cache entries stop matching. 3: entries record the executed precision. 4: shape arithmetic folded before import.
+PIPELINE_VERSION = 4
 # Keys TVMOptionsSchema (src/options.ts) always fills; threads and mcpu may be unset, then the host's own values apply.
 REQUIRED_OPTIONS = ("optLevel", "tune", "tuneTrialsPerTask", "tuneBudgetS", "cache", "cacheDir")
 _AFFINITY_BIG_CORES = 1  # threading::ThreadGroup::kBig: TVM's default mode on x86
@@ -124,7 +124,7 @@ class TVMRuntime(Runtime):
             "tune": bool(options["tune"]),
             "tvm_version": tvm.__version__,
             "requested": options,
-            "compile_ms_covers": "onnx.load + from_onnx (import_ms) + MetaSchedule tuning (tune_ms) + Relax pipeline, LLVM codegen and loading the VM (build_ms)",
+            "compile_ms_covers": "onnx.load + onnxslim folding at the concrete shapes + from_onnx (import_ms) + MetaSchedule tuning (tune_ms) + Relax pipeline, LLVM codegen and loading the VM (build_ms)",
         }
         if options["tune"]:
             facts.update({"tune_trials_per_task": options["tuneTrialsPerTask"], "tune_budget_s": options["tuneBudgetS"], "tune_seed": self.seed})
@@ -190,10 +190,12 @@ class TVMRuntime(Runtime):
         """Import, check the precision, fuse, (tune), lower and codegen, and start the VM on the result (self.vm)."""
         facts: dict[str, Any] = {}
         start = time.perf_counter()
+        # The frontend gets the graph with its shape arithmetic folded at this cell's shapes (tvm_compile.fold_shapes).
+        model, facts["graph_prep"] = tvm_compile.fold_shapes(model, self.inputs)
         try:
             mod = tvm_compile.import_onnx(model, self.inputs, model_path)
         except tvm_compile.ModelError as e:
-            raise _model_error(e) from e
+            raise WorkerError("unsupported_model", f"{e} [{tvm_compile.fold_summary(facts['graph_prep'])}]") from e
         dynamic = [f"{i.name} {i.shape}" for i in self.inputs if i.symbolic]
         if dynamic:
             raise WorkerError("unsupported_model", f"TVM imported {model_path} with symbolic axes ({', '.join(dynamic)}), but PBH's TVM runtime binds fixed-shape input buffers: export the model with fixed shapes")
