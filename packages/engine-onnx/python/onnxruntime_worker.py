@@ -68,7 +68,11 @@ class OnnxRuntimeWorker(Runtime):
         so.enable_cpu_mem_arena = options["enableCpuMemArena"]
         so.enable_mem_pattern = options["enableMemPattern"]
         so.log_severity_level = 3
-        providers = [_PROVIDERS[p] for p in (options.get("executionProviders") or [device])]
+        wanted = options.get("executionProviders") or [device]
+        unknown = [p for p in wanted if p not in _PROVIDERS]
+        if unknown:
+            raise WorkerError("unsupported", f"onnxruntime's Python binding has no execution provider {unknown}: use one of {sorted(_PROVIDERS)}, or process: harness for onnxruntime-node's")
+        providers = [_PROVIDERS[p] for p in wanted]
         start = time.perf_counter()
         try:
             self.session = ort.InferenceSession(model_path, sess_options=so, providers=providers)
