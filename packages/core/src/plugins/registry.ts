@@ -13,7 +13,7 @@ import { builtinMetrics } from '../metrics/index.js';
 import { builtinScorers, topK } from '../scorers/index.js';
 
 /** Engine packages PBH looks for when the config names none; absent ones are simply not installed. */
-export const KNOWN_ENGINE_PACKAGES = ['@pbh/engine-onnx', '@pbh/engine-openvino', '@pbh/engine-tvm'];
+export const KNOWN_ENGINE_PACKAGES = ['@pbh/engine-onnx', '@pbh/engine-openvino', '@pbh/engine-tvm', '@pbh/engine-pytorch'];
 
 const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function');
 const PluginShape = z.object({

@@ -90,6 +90,16 @@ async function missingModules(python: string, modules: readonly string[]): Promi
     .map((m) => `python module ${m} is not installed in ${python}`);
 }
 
+/**
+ * Engines whose Python runtime is too heavy for the default venv: installed on request (`pbh doctor --fix --engine
+ * NAME`) from their own pinned file, with python/requirements.txt as constraints so nothing it pins moves.
+ */
+export const ENGINE_REQUIREMENTS = {
+  // torch from PyPI brings its CUDA libraries (about 5.5 GB installed), even on a CPU-only machine.
+  pytorch: { file: join('python', 'requirements-pytorch.txt'), modules: ['torch', 'onnx2torch', 'onnxscript'] },
+} as const satisfies Record<string, { file: string; modules: readonly string[] }>;
+export type EngineExtra = keyof typeof ENGINE_REQUIREMENTS;
+
 export interface EnsureVenvOptions {
   /** Create the venv and install requirements when something is missing; otherwise only report. */
   fix: boolean;
@@ -98,11 +108,14 @@ export interface EnsureVenvOptions {
   modules?: readonly string[];
   /** Where pip/venv output goes while fixing (defaults to this process's stderr). */
   log?: (line: string) => void;
+  /** Engines of ENGINE_REQUIREMENTS to install too: their modules are checked, their file installed after the base one. */
+  extras?: readonly EngineExtra[];
 }
 
 /** venvStatus, and with `fix` the venv created at ROOT/.venv plus `pip install -r python/requirements.txt`. */
 export async function ensureVenv(options: EnsureVenvOptions): Promise<VenvStatus> {
-  const modules = options.modules ?? [];
+  const extras = options.extras ?? [];
+  const modules = [...(options.modules ?? []), ...extras.flatMap((e) => ENGINE_REQUIREMENTS[e].modules)];
   const before = await venvStatus(modules);
   if (before.ok || !options.fix) return before;
   const root = options.root ?? before.root ?? findProjectRoot();
@@ -114,6 +127,7 @@ export async function ensureVenv(options: EnsureVenvOptions): Promise<VenvStatus
   const steps: [string, string[]][] = [];
   if (!existsSync(python)) steps.push(['python3', ['-m', 'venv', join(root, VENV_DIR)]]);
   steps.push([python, ['-m', 'pip', 'install', '-r', join(root, REQUIREMENTS)]]);
+  for (const extra of extras) steps.push([python, ['-m', 'pip', 'install', '-r', join(root, ENGINE_REQUIREMENTS[extra].file), '-c', join(root, REQUIREMENTS)]]);
   for (const [file, args] of steps) {
     log(`$ ${file} ${args.join(' ')}`);
     const result = await execa(file, args, { cwd: root, reject: false, all: true });

@@ -1,8 +1,8 @@
 import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { ensureVenv } from '../../worker/venv.js';
-import { DEFAULT_DB, EXIT, type Command } from '../command.js';
+import { ENGINE_REQUIREMENTS, ensureVenv, type EngineExtra } from '../../worker/venv.js';
+import { DEFAULT_DB, EXIT, UsageError, type Command } from '../command.js';
 import { probeEngines } from './engines.js';
 
 type Check = { name: string; ok: boolean; detail: string; fix?: string };
@@ -40,24 +40,37 @@ async function resultsCheck(): Promise<Check> {
   }
 }
 
+/** `--engine NAME` (repeatable): an engine of ENGINE_REQUIREMENTS, or a usage error naming the ones there are. */
+function engineExtras(value: string | boolean | string[] | undefined): EngineExtra[] {
+  const names = value === undefined || typeof value === 'boolean' ? [] : [value].flat();
+  const known = Object.keys(ENGINE_REQUIREMENTS);
+  for (const name of names) {
+    if (!known.includes(name)) throw new UsageError(`--engine ${name}: no engine installs its own Python packages by that name; the ones that do: ${known.join(', ')}`);
+  }
+  return names as EngineExtra[];
+}
+
 export const doctorCommand: Command = {
   name: 'doctor',
   summary: 'check Node, DuckDB, the Python venv and every engine; --fix creates the venv',
-  usage: 'pbh doctor [--fix]',
+  usage: 'pbh doctor [--fix] [--engine pytorch]',
   help: `
 Checks what PBH needs and prints, for every problem, the one command that fixes it.
 The native runtimes (OpenVINO, TVM) live in a project-managed Python venv (.venv) created from python/requirements.txt.
 
 Options:
-  --fix   create .venv and install python/requirements.txt when something is missing`,
-  options: { fix: { type: 'boolean' } },
+  --fix           create .venv and install python/requirements.txt when something is missing
+  --engine NAME   also check (with --fix: install) an engine's own Python packages, kept out of the default venv
+                  for their size: pytorch (python/requirements-pytorch.txt: torch with its CUDA libraries, ~5.5 GB)`,
+  options: { fix: { type: 'boolean' }, engine: { type: 'string', multiple: true } },
   async run({ values }) {
-    const venv = await ensureVenv({ fix: values.fix === true, modules: PYTHON_MODULES });
+    const extras = engineExtras(values.engine);
+    const venv = await ensureVenv({ fix: values.fix === true, modules: PYTHON_MODULES, extras });
     const checks: Check[] = [
       nodeCheck(),
       await duckdbCheck(),
       await resultsCheck(),
-      { name: 'python venv', ok: venv.ok, detail: venv.ok ? `${venv.python} has ${PYTHON_MODULES.join(', ')}` : venv.missing.join('; '), fix: venv.ok ? undefined : venv.fix },
+      { name: 'python venv', ok: venv.ok, detail: venv.ok ? `${venv.python} has ${[...PYTHON_MODULES, ...extras.flatMap((e) => ENGINE_REQUIREMENTS[e].modules)].join(', ')}` : venv.missing.join('; '), fix: venv.ok ? undefined : venv.fix },
     ];
     const { engines, failures } = await probeEngines();
     for (const e of engines) {
