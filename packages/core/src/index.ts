@@ -31,6 +31,7 @@ export { buildPreprocessor } from './dataset/preprocess.js';
 export { runLoop, type LoopPlan, type LoopResult } from './harness/loop.js';
 export * from './engine-kit/index.js';
 export { PerformanceTracker, aggregateMetrics } from './harness/tracker.js';
+export * from './energy/index.js';
 export { runSweep, type SweepOptions, type SweepResult } from './harness/sweep.js';
 export { summarize, percentile } from './stats/summary.js';
 export * from './stats/student-t.js';

@@ -133,6 +133,17 @@ export const EngineEntrySchema = z.strictObject({
 });
 export type EngineEntry = z.infer<typeof EngineEntrySchema>;
 
+/** Energy per inference (packages/core/src/energy): RAPL, NVML, else the TDP estimate, each labelled with its method. */
+export const EnergyConfigSchema = z.strictObject({
+  enabled: z.boolean().default(true).describe('read energy around every session (outside the timed region); false: every Profile says energy was off'),
+  tdp_w: z.number().positive().max(10_000).optional().describe("the CPU package's TDP in watts for the estimate; pbh run --tdp-w sets it; unset: the TDP table's row for the CPU model"),
+  tdp_threads: Positive.optional().describe('logical CPUs that TDP is shared among (unset: the table row\'s, else this machine\'s)'),
+  min_ticks: Positive.default(20).describe('a counter that updated fewer times in a session is not reported as measured (both ends are off by up to one update: at most 2/min_ticks)'),
+  poll_ms: Positive.default(1000).describe('how often counters are read between a session\'s start and end, so a RAPL counter cannot wrap twice unseen'),
+  idle_baseline_s: z.number().min(0).max(600).default(0).describe('seconds of rest measured before each cell\'s first session as its idle baseline (0: none)'),
+});
+export type EnergyConfig = z.infer<typeof EnergyConfigSchema>;
+
 export const ExperimentSchema = z.strictObject({
   $schema: z.string().optional(),
   name: z.string().min(1),
@@ -179,6 +190,7 @@ export const ExperimentSchema = z.strictObject({
   reference_engine: z.string().default('onnxruntime'),
   tolerance: z.strictObject({ atol: z.number().min(0).default(1e-3), rtol: z.number().min(0).default(1e-3) }).default({ atol: 1e-3, rtol: 1e-3 }),
   layer_profile: z.strictObject({ enabled: z.boolean().default(true), iterations: Positive.default(10) }).default({ enabled: true, iterations: 10 }),
+  energy: EnergyConfigSchema.default({ enabled: true, min_ticks: 20, poll_ms: 1000, idle_baseline_s: 0 }),
 });
 export type Experiment = z.infer<typeof ExperimentSchema>;
 export type ExperimentInput = z.input<typeof ExperimentSchema>;

@@ -7,4 +7,5 @@ export * from './dataset.js';
 export * from './plugin.js';
 export * from './profile.js';
 export * from './generation.js';
+export * from './energy.js';
 export * from './clock.js';

@@ -3,6 +3,7 @@ import { PrecisionFactsSchema, PrecisionSchema } from './precision.js';
 import { TensorSpecSchema } from './tensor.js';
 import { StatsSchema } from './stats.js';
 import { GenerationResultSchema } from './generation.js';
+import { EnergySchema } from './energy.js';
 
 export { StatsSchema, type Stats } from './stats.js';
 
@@ -226,6 +227,8 @@ export const ProfileSchema = z.object({
   metrics: z.record(z.string(), z.number()),
   /** The rest of the machine's CPU use during the sessions; null when not measured (Profiles stored before it existed, or a machine without /proc). */
   interference: InterferenceSchema.nullable().default(null),
+  /** Energy per sample with its method (rapl, nvml_energy, nvml_power, estimated_tdp) per domain; null for Profiles stored before it, and cells that never ran a session. */
+  energy: EnergySchema.nullable().default(null),
   scores: z.array(ScoreRowSchema),
   achieved_flops: z.number().nullable(),
   peak_fraction: z.number().nullable(),

@@ -11,6 +11,7 @@ import type { CellPlan } from './plan.js';
 import { scenarioSettings } from './scenarios/settings.js';
 import { summarizeInterference } from '../system/interference.js';
 import { aggregateMetrics } from './tracker.js';
+import { profileEnergy } from '../energy/summary.js';
 
 /** The Profile a cell starts from: identity, config and workload; phases fill in the rest as they learn it. */
 export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
@@ -65,6 +66,7 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
     generation: null,
     metrics: {},
     interference: null,
+    energy: null,
     scores: [],
     achieved_flops: null,
     peak_fraction: null,
@@ -142,6 +144,7 @@ export function assembleProfile(ctx: SweepContext, plan: CellPlan, m: Measuremen
   profile.throughput = summarize(sessions.map((s) => s.throughput_sps));
   profile.metrics = aggregateMetrics(m.loop?.metricValues ?? m.open!.metricValues);
   profile.interference = summarizeInterference(m.loop?.interference ?? m.open!.interference);
+  profile.energy = profileEnergy(m.loop?.energy ?? m.open!.energy, sessions.map((s) => s.samples), ctx.loaded.experiment.energy.enabled);
   profile.workload.samples_scored = m.accuracy.samples;
   profile.workload.last_batch = m.accuracy.lastBatch;
   profile.scores = plan.scorers.flatMap((s, k) =>

@@ -4,6 +4,7 @@ import type { MetricContext, MetricValue } from '../contracts/metric.js';
 import type { Boundary, SessionResult } from '../contracts/profile.js';
 import { summarize } from '../stats/summary.js';
 import type { SessionInterference } from '../system/interference.js';
+import type { TrackedEnergy } from '../energy/summary.js';
 import type { Deadline } from './deadline.js';
 import type { PerformanceTracker } from './tracker.js';
 
@@ -39,6 +40,7 @@ export interface LoopResult {
   /** What each session's tracker reported, with each value's declared aggregation. */
   metricValues: MetricValue[][];
   interference: SessionInterference[];
+  energy: TrackedEnergy[];
   /** Raw per-query ns per boundary. */
   raw: Partial<Record<TimedBoundary, RawSeries>>;
   /** The boundary throughput and the ranked latencies are computed from: measured where the runtime lives. */
@@ -95,6 +97,7 @@ export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
   const sessions: SessionResult[] = [];
   const metricValues: MetricValue[][] = [];
   const interference: SessionInterference[] = [];
+  const energy: TrackedEnergy[] = [];
   for (let s = 0; s < plan.sessions; s++) {
     plan.onSession?.(s);
     await plan.tracker.start(plan.metricContext);
@@ -102,6 +105,7 @@ export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
     const tracked = await plan.tracker.stop(plan.metricContext);
     metricValues.push(tracked.metrics);
     if (tracked.interference) interference.push(tracked.interference);
+    if (tracked.energy) energy.push(tracked.energy);
     let total = 0;
     for (const ns of t.engineNs) {
       series.engine.push(s, ns);
@@ -123,5 +127,5 @@ export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
   for (const [boundary, values] of Object.entries(series) as [TimedBoundary, Series][]) {
     if (values.values.length) raw[boundary] = values.done();
   }
-  return { sessions, metricValues, interference, raw, headline: 'engine' };
+  return { sessions, metricValues, interference, energy, raw, headline: 'engine' };
 }

@@ -12,6 +12,7 @@ import { mlperfJudgement, scenarioSettings, type ScenarioSettings } from './scen
 import { judge, type Verdict } from './scenarios/validity.js';
 import { scoreAll, type AccuracyPass } from './score.js';
 import { PerformanceTracker } from './tracker.js';
+import { energyMeterFor } from '../energy/meter.js';
 
 export interface Measurement {
   settings: ScenarioSettings;
@@ -72,7 +73,7 @@ async function performance(ctx: SweepContext, plan: CellPlan, model: PreparedMod
   const clock = ctx.clock ?? hrtimeClock;
   const pid = model.runsIn.pid;
   const metricContext: MetricContext = { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) };
-  const tracker = new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m)));
+  const tracker = new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m)), energyMeterFor(exp.energy, ctx.system));
   const onSession = (index: number): void => ctx.onProgress?.({ kind: 'session', index, of: exp.sessions });
   const { resident, preprocessNs } = residentBatches(plan, clock);
   await deadline.run(model.library.load(resident));

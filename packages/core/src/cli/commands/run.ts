@@ -12,7 +12,7 @@ function shellQuote(s: string): string {
 export const runCommand: Command = {
   name: 'run',
   summary: 'run a sweep from an experiment config and store one Profile per cell',
-  usage: 'pbh run CONFIG [--db PATH] [--resume] [--only KEY[,KEY...]] [--mlperf]',
+  usage: 'pbh run CONFIG [--db PATH] [--resume] [--only KEY[,KEY...]] [--mlperf] [--tdp-w WATTS]',
   help: `
 Runs every (model x engine x batch size) cell of CONFIG (YAML or JSON; see \`pbh schema\`) through the unified loop:
 compile outside the tracker, warmup, repeated sessions, scoring outside the timed region. Each cell's Profile is
@@ -23,20 +23,28 @@ Options:
   --resume       skip cells already stored with status ok (same cell key) in this database
   --only KEYS    run only these cell keys (every Profile's reproduce command uses this)
   --mlperf       judge every scenario by MLPerf's rules (600 s minimum duration, MLPerf's query and sample counts)
+  --tdp-w WATTS  the CPU package's TDP for the energy estimate where no RAPL counter reads (sets energy.tdp_w)
 
 Exit code 0 when every cell is ok or skipped, 1 when any failed, timed out, gave invalid output or could not be
 stored (it is then kept as JSON beside the database), 130 on Ctrl-C, 143 on SIGTERM (the cell in flight is recorded).`,
-  options: { db: { type: 'string' }, resume: { type: 'boolean' }, only: { type: 'string' }, mlperf: { type: 'boolean' } },
+  options: { db: { type: 'string' }, resume: { type: 'boolean' }, only: { type: 'string' }, mlperf: { type: 'boolean' }, 'tdp-w': { type: 'string' } },
   async run({ values, positionals }) {
     const file = positionals[0];
     if (!file) throw new UsageError('pbh run needs a config file, e.g. pbh run configs/digits.yaml');
     const loaded = await loadExperiment(file);
     // MLPerf's rules change what a cell measures (its minimums), so they are part of every cell key.
     if (values.mlperf === true) loaded.experiment.mlperf_rules = true;
+    const tdp = values['tdp-w'];
+    if (typeof tdp === 'string') {
+      const watts = Number(tdp);
+      if (!Number.isFinite(watts) || watts <= 0 || watts > 10_000) throw new UsageError(`--tdp-w ${tdp}: give the CPU package's TDP in watts, a number above 0 and at most 10000 (e.g. --tdp-w 270)`);
+      loaded.experiment.energy.tdp_w = watts;
+    }
     const dbPath = (values.db as string | undefined) ?? DEFAULT_DB;
     const prefix = [
       'npx', 'pbh', 'run', shellQuote(path.relative(process.cwd(), path.resolve(file)) || file), '--db', shellQuote(dbPath),
       ...(values.mlperf === true ? ['--mlperf'] : []),
+      ...(typeof tdp === 'string' ? ['--tdp-w', shellQuote(tdp)] : []),
     ].join(' ');
     const result = await runSweep({
       loaded,

@@ -13,6 +13,8 @@ import { InvalidOutputError } from '../errors.js';
 import { recordEngine } from '../prepare.js';
 import { poissonArrivalsNs } from '../scenarios/schedule.js';
 import { aggregateMetrics, PerformanceTracker } from '../tracker.js';
+import { energyMeterFor } from '../../energy/meter.js';
+import { profileEnergy, type TrackedEnergy } from '../../energy/summary.js';
 import { generationFigures, type GenerationSession } from './figures.js';
 import { describeDivergence, firstDivergence } from './gate.js';
 import { planGenerate, type GeneratePlan } from './plan.js';
@@ -94,10 +96,11 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   if (warm > 0) await deadline.run(gen.generate({ ...base, prompts: prompts.slice(0, warm), arrivalsNs: null, concurrency: 1 }));
   const pid = model.runsIn.pid;
   const metricContext: MetricContext = { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) };
-  const tracker = new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m)));
+  const tracker = new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m)), energyMeterFor(exp.energy, ctx.system));
   const sessions: GenerationSession[] = [];
   const metricValues: MetricValue[][] = [];
   const interference: SessionInterference[] = [];
+  const energy: TrackedEnergy[] = [];
   for (let s = 0; s < exp.sessions; s++) {
     ctx.onProgress?.({ kind: 'session', index: s, of: exp.sessions });
     const arrivalsNs = plan.requestRate === null ? null : poissonArrivalsNs(prompts.length, plan.requestRate, exp.seed + s).slice(0, prompts.length);
@@ -106,6 +109,7 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
     const tracked = await tracker.stop(metricContext);
     metricValues.push(tracked.metrics);
     if (tracked.interference) interference.push(tracked.interference);
+    if (tracked.energy) energy.push(tracked.energy);
     sessions.push({ traces, metrics: Object.fromEntries(tracked.metrics.map((v) => [v.name, v.value])) });
   }
   let perplexity: NonNullable<Profile['generation']>['perplexity'] = null;
@@ -130,5 +134,7 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   profile.headline_boundary = 'query';
   profile.metrics = aggregateMetrics(metricValues);
   profile.interference = summarizeInterference(interference);
+  // A generate session's samples are its requests: joules per request.
+  profile.energy = profileEnergy(energy, figures.sessions.map((s) => s.samples), exp.energy.enabled);
   profile.engine.facts = { ...profile.engine.facts, generation_executor: gen.executor };
 }

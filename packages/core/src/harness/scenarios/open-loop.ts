@@ -4,6 +4,7 @@ import type { SessionResult } from '../../contracts/profile.js';
 import { summarize } from '../../stats/summary.js';
 import type { Deadline } from '../deadline.js';
 import type { SessionInterference } from '../../system/interference.js';
+import type { TrackedEnergy } from '../../energy/summary.js';
 import type { PerformanceTracker } from '../tracker.js';
 import { openSchedule } from './schedule.js';
 import { mlperfJudgement, type ScenarioSettings } from './settings.js';
@@ -40,6 +41,7 @@ export interface OpenLoopResult {
   sessions: SessionResult[];
   metricValues: MetricValue[][];
   interference: SessionInterference[];
+  energy: TrackedEnergy[];
   /** Per query latency in ns over every session, session-major. */
   queryNs: Float64Array;
   sessionOf: Int32Array;
@@ -117,6 +119,7 @@ export async function runOpenLoop(plan: OpenLoopPlan): Promise<OpenLoopResult> {
   const sessions: SessionResult[] = [];
   const metricValues: MetricValue[][] = [];
   const interference: SessionInterference[] = [];
+  const energy: TrackedEnergy[] = [];
   const verdicts: Verdict[] = [];
   const mlperfVerdicts: Verdict[] = [];
   const queryNs: number[] = [];
@@ -129,6 +132,7 @@ export async function runOpenLoop(plan: OpenLoopPlan): Promise<OpenLoopResult> {
     const tracked = await plan.tracker.stop(plan.metricContext);
     metricValues.push(tracked.metrics);
     if (tracked.interference) interference.push(tracked.interference);
+    if (tracked.energy) energy.push(tracked.energy);
     const run = runOf(schedule, timings, settings, plan.batchSize);
     verdicts.push(judge(settings, run));
     mlperfVerdicts.push(judge(mlperfJudgement(settings), run));
@@ -152,6 +156,7 @@ export async function runOpenLoop(plan: OpenLoopPlan): Promise<OpenLoopResult> {
     sessions,
     metricValues,
     interference,
+    energy,
     queryNs: Float64Array.from(queryNs),
     sessionOf: Int32Array.from(sessionOf),
     issueDelayNs: Float64Array.from(issueDelayNs),
