@@ -45,6 +45,7 @@ export { StoreLockedError, StoreNotFoundError, StoreSchemaError, StoreUnreadable
 export * from './publish/index.js';
 
 export { analyzeModel, type ModelAnalysis } from './model/analyze.js';
+export { readOnnxModel, type OnnxModel } from './model/onnx-reader.js';
 export { HARNESS_VERSION } from './version.js';
 export { terminalSafe, type TerminalSafeOptions } from './text/terminal.js';
 export { neutraliseFormula } from './text/csv-formula.js';

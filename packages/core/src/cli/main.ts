@@ -13,6 +13,7 @@ import { inspectCommand } from './commands/inspect.js';
 import { historyCommand } from './commands/history.js';
 import { mergeCommand } from './commands/merge.js';
 import { pruneCommand } from './commands/prune.js';
+import { quantizeCommand } from './commands/quantize.js';
 import { queryCommand } from './commands/query.js';
 import { runCommand } from './commands/run.js';
 import { schemaCommand } from './commands/schema.js';
@@ -20,7 +21,7 @@ import { siteCommand } from './commands/site.js';
 import { sweepCommand } from './commands/sweep.js';
 import { SweepFileError } from '../cluster/sweep-file.js';
 
-const COMMANDS: Command[] = [runCommand, enginesCommand, inspectCommand, pruneCommand, queryCommand, historyCommand, compareCommand, exportCommand, schemaCommand, doctorCommand, siteCommand, sweepCommand, mergeCommand];
+const COMMANDS: Command[] = [runCommand, enginesCommand, inspectCommand, pruneCommand, quantizeCommand, queryCommand, historyCommand, compareCommand, exportCommand, schemaCommand, doctorCommand, siteCommand, sweepCommand, mergeCommand];
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -47,6 +47,20 @@ export const ModelFactsSchema = z.object({
   op_census: z.record(z.string(), z.number().int()),
   sparsity: SparsitySchema,
   quantization: z.string().nullable(),
+  /** What `pbh quantize` recorded in the file's pbh.optimization (the dtypes read from its graph); null: not quantized by it. */
+  quantized: z
+    .object({
+      method: z.string(),
+      scheme: z.string(),
+      format: z.string(),
+      weight_dtype: z.string().nullable(),
+      activation_dtype: z.string().nullable(),
+      per_channel: z.boolean(),
+      calibration: z.object({ source: z.string(), samples: z.number().int() }).nullable(),
+      library: z.string(),
+    })
+    .nullable()
+    .optional(),
 });
 export type ModelFacts = z.infer<typeof ModelFactsSchema>;
 

@@ -56,6 +56,16 @@ export async function modelFacts(model: ModelConfig, resolvedPath: string): Prom
       method: recorded?.method ?? null,
     },
     quantization: model.optimization?.quantization ?? a.quantization ?? null,
+    quantized: a.quantizationFacts && {
+      method: a.quantizationFacts.method,
+      scheme: a.quantizationFacts.scheme,
+      format: a.quantizationFacts.format,
+      weight_dtype: a.quantizationFacts.weight_dtype,
+      activation_dtype: a.quantizationFacts.activation_dtype,
+      per_channel: a.quantizationFacts.per_channel,
+      calibration: a.quantizationFacts.calibration && { source: a.quantizationFacts.calibration.source, samples: a.quantizationFacts.calibration.samples },
+      library: `${a.quantizationFacts.library.name} ${a.quantizationFacts.library.version}`,
+    },
   };
   return facts;
 }

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { collectConstants, countParameters, findWeights } from './constants.js';
 import { countFlops, FLOPS_CONVENTION } from './flops.js';
 import { decodeOnnxModel, type OnnxDim, type OnnxModel, type OnnxValueInfo } from './onnx-reader.js';
-import { readOptimizationFacts, type OptimizationFacts } from './optimization.js';
+import { readOptimizationFacts, type OptimizationFacts, type QuantizationFacts } from './optimization.js';
 import { detectQuantization, type QuantizationInfo } from './quantization.js';
 import { inferShapes, qualifiedOpType, type ShapeInferenceOptions } from './shapes.js';
 import { analyzeSparsity, type SparsityAnalysis } from './sparsity.js';
@@ -68,6 +68,8 @@ export interface ModelAnalysis {
   quantizationDetail: QuantizationInfo | null;
   /** What a tool such as `pbh prune` recorded in the metadata about how the weights were optimized; null if nothing. */
   optimization: OptimizationFacts | null;
+  /** What `pbh quantize` recorded in the metadata (method, dtypes, calibration, tool); null if nothing. */
+  quantizationFacts: QuantizationFacts | null;
   /** metadata_props pbh.family (the suite and pbh prune set it), or null. */
   family: string | null;
   /** Tensors whose data lives in external files (listed, not loaded). */
@@ -145,6 +147,7 @@ export function analyzeModelBytes(
     quantization: quant?.dtype ?? null,
     quantizationDetail: quant,
     optimization: optimization.facts,
+    quantizationFacts: optimization.quantization,
     family: model.metadata['pbh.family'] ?? null,
     externalData: model.graph.initializers
       .filter((t) => t.external)

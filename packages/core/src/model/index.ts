@@ -35,9 +35,11 @@ export {
   OPTIMIZATION_METADATA_KEY,
   OptimizationFactsSchema,
   PrunedLayerSchema,
+  QuantizationFactsSchema,
   readOptimizationFacts,
   type OptimizationFacts,
   type PrunedLayer,
+  type QuantizationFacts,
 } from './optimization.js';
 export { detectQuantization, type QuantizationInfo, type QuantizationStyle } from './quantization.js';
 export {

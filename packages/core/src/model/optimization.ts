@@ -1,8 +1,9 @@
 /**
- * Optimization facts a tool recorded in the model's own metadata: `pbh prune` writes them under the metadata_props
- * key `pbh.optimization` as JSON (python/prune/variants.py documents schema 1). They say what was asked for and how
- * (method, kind, target, N:M); what the weights actually hold is measured separately (sparsity.ts) and wins where
- * the two could differ.
+ * Optimization facts a tool recorded in the model's own metadata: `pbh prune` and `pbh quantize` write them under the
+ * metadata_props key `pbh.optimization` as JSON (python/prune/variants.py and python/quantize/variants.py document
+ * schema 1; a quantized file's kind is "quantization" and it keeps its source's pruning facts under `pruned`). They
+ * say what was asked for and how (method, kind, target, N:M; quantization method, dtypes, calibration, tool); what the
+ * weights actually hold is measured separately (sparsity.ts, quantization.ts) and wins where the two could differ.
  */
 import { z } from 'zod';
 
@@ -10,6 +11,8 @@ export const OPTIMIZATION_METADATA_KEY = 'pbh.optimization';
 
 const Fraction = z.number().min(0).max(1);
 const Count = z.number().int().min(0);
+
+const Calibration = z.object({ source: z.string(), samples: Count, sha256: z.string() });
 
 export const PrunedLayerSchema = z.object({
   weight: z.string(),
@@ -38,7 +41,7 @@ export const OptimizationFactsSchema = z
     actual: Fraction,
     layers: z.array(PrunedLayerSchema),
     skipped_layers: z.array(z.object({ weight: z.string(), node: z.string(), op: z.string(), reason: z.string() })),
-    calibration: z.object({ source: z.string(), samples: Count, sha256: z.string() }).nullable(),
+    calibration: Calibration.nullable(),
     damping: z.number().min(0).nullable(),
     source: z.object({ file: z.string(), sha256: z.string() }),
   })
@@ -46,20 +49,64 @@ export const OptimizationFactsSchema = z
   .refine((f) => f.n === null || f.m === null || f.n < f.m, { message: 'n must be below m' });
 export type OptimizationFacts = z.infer<typeof OptimizationFactsSchema>;
 
-/** The facts under OPTIMIZATION_METADATA_KEY, or null when absent; a malformed entry is a warning, never an error. */
-export function readOptimizationFacts(metadata: Readonly<Record<string, string>>): { facts: OptimizationFacts | null; warning: string | null } {
+/** What `pbh quantize` did to a file (python/quantize/variants.py); dtypes and per_channel are read from its graph. */
+export const QuantizationFactsSchema = z.object({
+  schema: z.literal(1),
+  tool: z.string(),
+  kind: z.literal('quantization'),
+  /** static (ONNX Runtime QDQ), dynamic (ONNX Runtime), nncf (NNCF post-training). */
+  method: z.string().min(1),
+  scheme: z.enum(['static', 'dynamic']),
+  format: z.enum(['qdq', 'integer_ops']),
+  weight_dtype: z.string().nullable(),
+  activation_dtype: z.string().nullable(),
+  per_channel: z.boolean(),
+  calibration: Calibration.nullable(),
+  calibration_method: z.string().nullable(),
+  library: z.object({ name: z.string(), version: z.string() }),
+  call: z.string(),
+  quantized_ops: z.record(z.string(), Count),
+  /** The variant against its source under ONNX Runtime on calibration samples; null without calibration. */
+  check: z.object({ samples: Count, agreement: Fraction, max_abs_error: z.number().min(0), max_abs_reference: z.number().min(0) }).nullable(),
+  source: z.object({ file: z.string(), sha256: z.string() }),
+  /** The source's own pbh prune facts (a pruned model quantized), kept as written; null when the source was dense. */
+  pruned: z.unknown().nullable(),
+});
+export type QuantizationFacts = z.infer<typeof QuantizationFactsSchema>;
+
+function issuesOf(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).slice(0, 3).join('; ');
+}
+
+/**
+ * The facts under OPTIMIZATION_METADATA_KEY: pruning (`facts`, a quantized file's `pruned` included) and quantization
+ * (`quantization`), each null when absent; a malformed entry is a warning, never an error.
+ */
+export function readOptimizationFacts(metadata: Readonly<Record<string, string>>): {
+  facts: OptimizationFacts | null;
+  quantization: QuantizationFacts | null;
+  warning: string | null;
+} {
   const text = metadata[OPTIMIZATION_METADATA_KEY];
-  if (text === undefined) return { facts: null, warning: null };
+  if (text === undefined) return { facts: null, quantization: null, warning: null };
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (e) {
-    return { facts: null, warning: `metadata ${OPTIMIZATION_METADATA_KEY} is not JSON (${(e as Error).message}); ignored` };
+    return { facts: null, quantization: null, warning: `metadata ${OPTIMIZATION_METADATA_KEY} is not JSON (${(e as Error).message}); ignored` };
   }
+  if (typeof json === 'object' && json !== null && (json as { kind?: unknown }).kind === 'quantization') {
+    const q = QuantizationFactsSchema.safeParse(json);
+    if (!q.success) return { facts: null, quantization: null, warning: `metadata ${OPTIMIZATION_METADATA_KEY} (quantization) does not match schema 1 (${issuesOf(q.error)}); ignored` };
+    if (q.data.pruned === null || q.data.pruned === undefined) return { facts: null, quantization: q.data, warning: null };
+    const pruned = pruneFacts(q.data.pruned);
+    return { facts: pruned.facts, quantization: q.data, warning: pruned.warning && `${pruned.warning} (under pruned)` };
+  }
+  return { ...pruneFacts(json), quantization: null };
+}
+
+function pruneFacts(json: unknown): { facts: OptimizationFacts | null; warning: string | null } {
   const parsed = OptimizationFactsSchema.safeParse(json);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).slice(0, 3);
-    return { facts: null, warning: `metadata ${OPTIMIZATION_METADATA_KEY} does not match schema 1 (${issues.join('; ')}); ignored` };
-  }
+  if (!parsed.success) return { facts: null, warning: `metadata ${OPTIMIZATION_METADATA_KEY} does not match schema 1 (${issuesOf(parsed.error)}); ignored` };
   return { facts: parsed.data, warning: null };
 }

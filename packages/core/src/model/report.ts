@@ -81,6 +81,18 @@ function optimizationLines(a: ModelAnalysis): string[] {
   return lines;
 }
 
+/** What pbh quantize recorded: the method and library, the dtypes read from the graph, the calibration. */
+function quantizationLines(a: ModelAnalysis): string[] {
+  const q = a.quantizationFacts;
+  if (!q) return [];
+  const calibration = q.calibration ? `calibration ${q.calibration.source} (${q.calibration.samples} samples)` : 'no calibration';
+  const check = q.check ? `; against its source on ${q.check.samples} calibration samples: argmax agreement ${pct(q.check.agreement)}, max abs error ${q.check.max_abs_error.toPrecision(3)}` : '';
+  return [
+    `Quantized by  ${q.tool}: ${q.method} (${q.library.name} ${q.library.version}, ${q.call}), ${q.scheme} ${q.format}, weights ${q.weight_dtype ?? '?'} ` +
+      `${q.per_channel ? 'per-channel' : 'per-tensor'}, activations ${q.activation_dtype ?? '?'}, ${calibration}, from ${q.source.file}${check}`,
+  ];
+}
+
 export function formatModelReport(a: ModelAnalysis): string {
   const lines: string[] = [];
   lines.push(a.path);
@@ -142,6 +154,7 @@ export function formatModelReport(a: ModelAnalysis): string {
   lines.push(...optimizationLines(a));
   const q = a.quantizationDetail;
   lines.push(`Quantization  ${q ? `${q.dtype} (${q.style}: ${q.evidence.join(', ')})` : 'none'}`);
+  lines.push(...quantizationLines(a));
   lines.push('');
 
   const top = a.nodes
