@@ -40,7 +40,7 @@ SELECT p.profile_id, p.run_id, r.name AS run_name, p.cell_key, strftime(timezone
   p.predict_p50_ms, p.predict_p99_ms, p.engine_p50_ms, p.engine_p99_ms, p.transport_p50_ms, p.end_to_end_p50_ms, p.model_only_p50_ms,
   p.query_p50_ms, p.query_p99_ms,
   p.peak_rss_mb, p.peak_device_mb, p.achieved_flops, p.peak_fraction, p.top1, p.top5,
-  g.ttft_p50_ms, g.ttft_p99_ms, g.itl_p50_ms, g.itl_p99_ms, g.output_tokens_per_s, g.goodput_rps, g.perplexity, p.command, p.system_id,
+  g.ttft_p50_ms, g.ttft_p99_ms, g.itl_p50_ms, g.itl_p99_ms, g.output_tokens_per_s, g.goodput_rps, g.perplexity, p.energy_j_per_sample, p.energy_mean_w, p.energy_method, p.command, p.system_id,
   s.cpu_model, s.cpu_cores, s.gpus, s.hostname, ${HARDWARE} AS hardware,
   m.sparsity_actual, m.sparsity_kind, m.parameters::DOUBLE AS parameters, m.flops_per_sample,
   l.rank_in_group

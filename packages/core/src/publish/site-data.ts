@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PrecisionSchema } from '../contracts/precision.js';
+import { EnergyMethodSchema } from '../contracts/energy.js';
 import { BoundarySchema, ProfileSchema, ProfileStatusSchema, ScenarioResultSchema, SystemInfoSchema, type Profile } from '../contracts/profile.js';
 
 /**
@@ -122,6 +123,11 @@ export const PublishedProfileSchema = z.object({
   output_tokens_per_s: num,
   goodput_rps: num,
   perplexity: num,
+  /** Joules per sample and mean watts over the counted domains (schema v5); NULL where nothing measured or estimated them (profile.energy.reason says why), and before v5. */
+  energy_j_per_sample: num,
+  energy_mean_w: num,
+  /** How: rapl, nvml_energy, nvml_power, or estimated_tdp (an estimate from TDP, to be labelled so). */
+  energy_method: EnergyMethodSchema.nullable(),
   command: z.string(),
   system_id: z.string(),
   cpu_model: z.string().nullable(),

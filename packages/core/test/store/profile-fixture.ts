@@ -193,6 +193,7 @@ export function makeProfile(shape: ProfileShape): Profile {
     latency,
     metrics: measured ? { peak_rss_mb: 184.25, cpu_time_ms: 1234.5, cpu_utilisation: 1.02 } : {},
     interference: measured ? { other_cpu_share: 0.02, steal_share: 0, load_avg_1m: 1.1, busy: false, threshold: 0.1, sessions: [{ index: 0, other_cpu_share: 0.02, steal_share: 0, load_avg_1m: 1.1 }] } : null,
+    energy: null,
     scores: measured
       ? [
           { metric: 'top1', value: 0.9712, samples: 512, higher_is_better: true },
