@@ -27,6 +27,31 @@ export const PreprocessStepSchema = z.union([
 ]);
 export type PreprocessStep = z.infer<typeof PreprocessStepSchema>;
 
+const BatchAxis = z.number().int().min(0).max(31).describe('the axis that holds the samples of a batch (default: 0, or the axis whose symbol is the batch)');
+/** A nested array of numbers: a constant input's value (a scalar is a plain number). */
+type NumberTree = number | NumberTree[];
+const NumberTreeSchema: z.ZodType<NumberTree> = z.lazy(() => z.union([z.number(), z.array(NumberTreeSchema)]));
+
+/**
+ * What feeds one model input (`models[].inputs.NAME`): a dataset field stacked on the batch axis; a constant, the
+ * same every query (a sample rate, a mode flag); or zeros of the model's shape with the batch bound (a recurrent
+ * state at its start: PBH times one step per query and feeds the state as given, never its own output).
+ */
+export const InputFeedSchema = z.union([
+  z.string().min(1).describe('the dataset field of this name, stacked on axis 0'),
+  z.strictObject({ field: z.string().min(1), batch_axis: BatchAxis.optional() }),
+  z.strictObject({
+    constant: NumberTreeSchema.describe('a number (a scalar input) or nested arrays of the input\'s shape'),
+    dtype: DTypeSchema.exclude(['bool']),
+  }),
+  z.strictObject({
+    zeros: z.literal(true),
+    batch_axis: BatchAxis.optional(),
+    shape: z.array(z.union([Positive, z.literal('batch')])).optional().describe("the input's shape where the model leaves axes open, 'batch' for the batch axis"),
+  }),
+]);
+export type InputFeed = z.infer<typeof InputFeedSchema>;
+
 export const ModelSchema = z.strictObject({
   name: z.string().min(1),
   path: z.string().min(1),
@@ -42,9 +67,9 @@ export const ModelSchema = z.strictObject({
   preprocess: z.array(PreprocessStepSchema).optional().describe('overrides the top-level preprocess for this model'),
   input: z.string().optional().describe('the model input that preprocess applies to; defaults to the first input'),
   inputs: z
-    .record(z.string(), z.string())
+    .record(z.string(), InputFeedSchema)
     .optional()
-    .describe('model input name -> dataset field that feeds it, where names differ; every other input is fed from the field of its own name'),
+    .describe('model input name -> what feeds it: a dataset field (its name, or {field, batch_axis}), {constant, dtype} or {zeros: true}; every other input is fed from the field of its own name'),
 });
 export type ModelConfig = z.infer<typeof ModelSchema>;
 

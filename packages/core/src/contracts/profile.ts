@@ -44,6 +44,12 @@ export const ModelFactsSchema = z.object({
   outputs: z.array(TensorSpecSchema),
   parameters: z.number().int(),
   flops_per_sample: z.number().nullable(),
+  /** Integer operations per sample (ConvInteger, MatMulInteger, QLinear*: 1 multiply-add = 2 OPs), counted apart from FLOPs; null: none. */
+  int_ops_per_sample: z.number().nullable().optional(),
+  /** The input shapes the figures were counted at (the cell's, where the file leaves axes open); absent: the file's own. */
+  counted_at: z.record(z.string(), z.array(z.number())).optional(),
+  /** What the count says about itself: a lower bound (ops it left out), the If branch it took. */
+  flops_note: z.string().nullable().optional(),
   op_census: z.record(z.string(), z.number().int()),
   sparsity: SparsitySchema,
   quantization: z.string().nullable(),

@@ -9,7 +9,8 @@ import type { Cell } from '../config/keys.js';
 import type { Experiment } from '../config/schema.js';
 import { modelFactsOnce, modelPath, probeOnce, type SweepContext } from './context.js';
 import { CellConfigError, EngineUnavailableError } from './errors.js';
-import { bindInputs, type Feeder } from './feeds.js';
+import { bindInputs, describeSource, type Feeder } from './feeds.js';
+import { factsAtShapes } from './model-facts.js';
 import type { Deadline } from './deadline.js';
 import { checkFit, concreteSpec } from './fit.js';
 import type { Profile } from '../contracts/profile.js';
@@ -50,7 +51,9 @@ export function parseOptions(engine: Engine, cell: Cell): Record<string, unknown
 
 /** The model's own precision always runs; anything else must be one the engine can be asked for. */
 export function resolvePrecision(engine: Engine, cell: Cell, facts: ModelFacts): CellPlan['precision'] {
-  const model = precisionOfDtypes([...facts.outputs, ...facts.inputs].map((t) => t.dtype));
+  // A quantized graph (QDQ, QLinear*, integer kernels: int8/uint8 weights) is an int8 model behind float inputs.
+  const quantized = facts.quantization === 'int8' || facts.quantization === 'uint8';
+  const model = quantized ? 'int8' : precisionOfDtypes([...facts.outputs, ...facts.inputs].map((t) => t.dtype));
   const requested = cell.engine.precision ?? model;
   if (requested !== model && !engine.precisions.includes(requested)) {
     throw new CellConfigError(
@@ -134,11 +137,13 @@ export async function planCell(ctx: SweepContext, cell: Cell, profile: Profile, 
   }
   const firstBatch = feeder.feed(dataset.read(0, B));
   for (const b of feeder.bindings) {
-    const where = b.preprocessed
-      ? `dataset ${dataset.name} field "${b.field}" after preprocess (${feeder.preprocessSteps.join(', ') || 'none'})`
-      : `dataset ${dataset.name} field "${b.field}" (fed as stored)`;
-    checkFit(firstBatch[b.input.name]!, b.input, B, `model "${cell.model.name}"`, where);
+    const where = describeSource(b, dataset.name, feeder.preprocessSteps);
+    checkFit(firstBatch[b.input.name]!, b.input, B, `model "${cell.model.name}"`, { where, configLine: b.configLine, batchAxis: b.batchAxis, fromDataset: b.source.kind === 'field' });
   }
+  const inputs = feeder.bindings.map((b) => concreteSpec(b.input, B, firstBatch[b.input.name], b.batchAxis));
+  // The model's figures (FLOPs, achieved FLOP/s) at the shapes this cell runs, where the file leaves axes open.
+  const cellFacts = await deadline.run(factsAtShapes(ctx, cell.model, facts, feeder, firstBatch, B));
+  profile.model = cellFacts;
   const batches = performanceBatches(exp, dataset.size, B, firstBatch);
   profile.dataset.samples = dataset.size;
   profile.workload.samples_per_session = batches * B;
@@ -148,12 +153,12 @@ export async function planCell(ctx: SweepContext, cell: Cell, profile: Profile, 
     engine,
     options,
     process,
-    facts,
+    facts: cellFacts,
     modelPath: modelPath(ctx, cell.model),
     workDir: path.join(ctx.workRoot, cell.key),
     dataset,
     feeder,
-    inputs: facts.inputs.map((i) => concreteSpec(i, B, firstBatch[i.name])),
+    inputs,
     batchSize: B,
     batches,
     firstBatch,

@@ -8,7 +8,7 @@ import { InvalidOutputError } from './errors.js';
 import type { CellPlan } from './plan.js';
 import type { ReferenceKey } from './reference.js';
 import { accuracyBatches } from './score.js';
-import { toleranceFor } from './tolerance.js';
+import { argmaxAgreement, decodeHalves, toleranceFor, type Tolerance } from './tolerance.js';
 
 function referenceKey(plan: CellPlan): ReferenceKey {
   return {
@@ -33,8 +33,10 @@ export async function verifyCell(ctx: SweepContext, plan: CellPlan, model: Prepa
   const expected = await deadline.run(ctx.reference.rows(referenceKey(plan), 0, plan.batchSize));
   const got = await deadline.run(model.sut.infer(plan.firstBatch));
   const executed = profile.engine.precision?.executed ?? plan.precision.requested;
-  const tol = toleranceFor(executed, exp.tolerance, expected);
-  const cmp = compareOutputs(got.outputs, expected, tol.atol, tol.rtol);
+  const reference = decodeHalves(expected);
+  const outputs = decodeHalves(got.outputs);
+  const tol = toleranceFor(executed, exp.tolerance, reference, { quantization: plan.facts.quantization, precision: plan.precision.model });
+  const cmp = compareOutputs(outputs, reference, tol.atol, tol.rtol);
   profile.correctness = {
     reference_engine: exp.reference_engine,
     max_abs_error: cmp.maxAbsError,
@@ -42,15 +44,32 @@ export async function verifyCell(ctx: SweepContext, plan: CellPlan, model: Prepa
     atol: tol.atol,
     rtol: tol.rtol,
     precision: tol.precision,
-    tolerance_rule: tol.rule,
+    tolerance_rule: `${tol.kind}: ${tol.rule}`,
     passed: cmp.passed,
     outputs: cmp.outputs.map((o) => ({ name: o.name, max_abs_error: o.maxAbsError, max_rel_error: o.maxRelError, passed: o.passed })),
   };
   if (!cmp.passed) {
     throw new InvalidOutputError(
-      `outputs differ from ${exp.reference_engine} on the first batch: max abs error ${cmp.maxAbsError.toExponential(3)}, max rel error ${cmp.maxRelError.toExponential(3)} (atol ${tol.atol.toPrecision(3)}, rtol ${tol.rtol.toPrecision(3)}; ${tol.rule})${cmp.mismatch ? `: ${cmp.mismatch}` : ''}. Not timed: a wrong answer is not a speed result.`,
+      `outputs differ from ${exp.reference_engine} on the first batch: max abs error ${cmp.maxAbsError.toExponential(3)}, max rel error ${cmp.maxRelError.toExponential(3)} (atol ${tol.atol.toPrecision(3)}, rtol ${tol.rtol.toPrecision(3)}; ${tol.rule})${cmp.mismatch ? `: ${cmp.mismatch}` : ''}. ${likelyCause(cmp.outputs.filter((o) => !o.passed).map((o) => o.name), outputs, reference, tol)} Not timed: a wrong answer is not a speed result.`,
     );
   }
+}
+
+/** What most likely made the named outputs differ, from what the gate knows: the rule that applied and the decoded result. */
+function likelyCause(failed: string[], outputs: TensorMap, reference: TensorMap, tol: Tolerance): string {
+  const decoded = failed
+    .map((name) => {
+      const a = outputs[name] && reference[name] ? argmaxAgreement(outputs[name], reference[name]) : null;
+      return a === null ? null : `output "${name}": argmax over the last axis agrees on ${(100 * a).toFixed(1)}% of rows`;
+    })
+    .filter((x): x is string => x !== null);
+  const cause =
+    tol.kind === 'quantized'
+      ? 'Likely cause: beyond the rounding steps two runtimes may differ by, so an op the engine quantizes or dequantizes differently (per-channel scales, saturation, a zero point)'
+      : tol.kind === 'reduced_precision'
+        ? 'Likely cause: more reduced-precision rounding than the 8u budget allows (a deep or ill-conditioned graph), or a wrong kernel'
+        : 'Likely cause: a wrong kernel or a wrong input (if the model is quantized but PBH did not detect it, set models[].optimization.quantization)';
+  return `${cause}${decoded.length ? `; ${decoded.join('; ')}` : ''}.`;
 }
 
 /**

@@ -56,6 +56,13 @@ export interface ModelAnalysis {
   /** FLOPs per sample over the nodes PBH could count; a lower bound when flopsLowerBound. null if none counted. */
   flopsPerSample: number | null;
   flopsByOp: Record<string, number>;
+  /** Integer OPs per sample (ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul), apart from FLOPs; null if none. */
+  intOpsPerSample: number | null;
+  intOpsByOp: Record<string, number>;
+  /** What the count chose (the If branch taken or the costlier one, a Loop's trip count). */
+  flopsNotes: string[];
+  /** The input shapes the figures were counted at, where the caller gave them (a cell's); null: the file's own. */
+  countedAt: Record<string, number[]> | null;
   flopsLowerBound: boolean;
   flopsConvention: string;
   /** Nodes left out of the FLOPs total: unknown shapes or ops without a rule. */
@@ -139,6 +146,10 @@ export function analyzeModelBytes(
     unboundDims: shapes.unboundDims,
     flopsPerSample: counted || model.graph.nodes.length === 0 ? flops.total / batch : null,
     flopsByOp,
+    intOpsPerSample: flops.intOps > 0 ? flops.intOps / batch : null,
+    intOpsByOp: Object.fromEntries(Object.entries(flops.intOpsByOpType).map(([k, v]) => [k, v / batch])),
+    flopsNotes: flops.notes,
+    countedAt: options.inputs ? Object.fromEntries(Object.entries(options.inputs).map(([k, v]) => [k, v.shape])) : null,
     flopsLowerBound: flops.lowerBound,
     flopsConvention: FLOPS_CONVENTION,
     unknownShapeOps: flops.uncounted,

@@ -11,11 +11,16 @@
  * - Softmax/LogSoftmax 3 per element (exp, sum, divide), LRN 2 x size + 3 per element, normalisations 5 per element;
  * - reductions are 1 per input element; Einsum one multiply-add per point of its index space;
  * - data movement (Reshape, Transpose, Concat, Gather, Pad, ...) is 0.
- * Integer kernels (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul) use the same formulas: they are operations,
- * just not floating-point ones. Figures are per inference at the inferred batch; callers divide by the batch.
+ * - LSTM/GRU/RNN: per time step, direction and sample, 2 x gates x hidden x (input + hidden) for the two matmuls,
+ *   2 x gates x hidden for the biases when given, and the gates' elementwise work (LSTM 9, GRU 8, RNN 1 per hidden unit);
+ * - If counts the branch its condition takes when PBH knows the condition (a constant input), else the costlier
+ *   branch, said so in `notes`; Loop counts its body times the trip count when that is a constant.
+ * Integer kernels (ConvInteger, QLinearConv, MatMulInteger, QLinearMatMul) use the same formulas but are integer OPs,
+ * counted apart (`intOps`): a quantized model's work is not FLOPs. Figures are per inference at the inferred batch;
+ * callers divide by the batch.
  */
 import { attrInt, attrInts, attrString } from './onnx-access.js';
-import type { OnnxModel, OnnxNode } from './onnx-reader.js';
+import type { OnnxGraph, OnnxModel, OnnxNode } from './onnx-reader.js';
 import { product, qualifiedOpType, type Shape, type ShapeInference } from './shapes.js';
 
 export const FLOPS_CONVENTION =
@@ -27,6 +32,8 @@ export interface NodeFlops {
   opType: string;
   /** null when the node's shapes are unknown or PBH has no FLOPs rule for its op. */
   flops: number | null;
+  /** Integer OPs of the node (integer kernels, inside an If/Loop too). */
+  intOps: number;
 }
 
 export interface FlopsResult {
@@ -34,9 +41,14 @@ export interface FlopsResult {
   total: number;
   byOpType: Record<string, number>;
   perNode: NodeFlops[];
+  /** Integer OPs (INTEGER_OPS), counted apart from FLOPs: a quantized model's work. */
+  intOps: number;
+  intOpsByOpType: Record<string, number>;
   /** Nodes left out of the total; when any, the total is a lower bound. */
   uncounted: { node: string; opType: string; reason: string }[];
   lowerBound: boolean;
+  /** What the count chose: the If branch taken (or the costlier one), a Loop's trip count. */
+  notes: string[];
 }
 
 interface FlopsInputs {
@@ -139,6 +151,20 @@ const einsumFlops: FlopsRule = (n, io) => {
   return [...sizes.keys()].some((c) => !rhs.includes(c)) ? space : 0;
 };
 
+const recurrentFlops: FlopsRule = (n, io) => {
+  const x = need(io.shape(0), 'X');
+  const w = need(io.shape(1), 'W');
+  const layout = attrInt(n, 'layout', 0);
+  const [seq, batch] = layout === 1 ? [x[1]!, x[0]!] : [x[0]!, x[1]!];
+  const input = x[2]!;
+  const dirs = w[0]!;
+  const gates = n.opType === 'LSTM' ? 4 : n.opType === 'GRU' ? 3 : 1;
+  const hidden = attrInt(n, 'hidden_size', null) ?? w[1]! / gates;
+  const elementwise = n.opType === 'LSTM' ? 9 : n.opType === 'GRU' ? 8 : 1;
+  const perStep = 2 * gates * hidden * (input + hidden) + (io.present(3) ? 2 * gates * hidden : 0) + elementwise * hidden;
+  return seq * dirs * batch * perStep;
+};
+
 const ELEMENTWISE = [
   'Abs', 'Acos', 'Acosh', 'Asin', 'Asinh', 'Atan', 'Atanh', 'Ceil', 'Celu', 'Cos', 'Cosh', 'Elu', 'Erf', 'Exp',
   'Floor', 'Gelu', 'HardSigmoid', 'HardSwish', 'LeakyRelu', 'Log', 'Mish', 'Neg', 'Reciprocal', 'Relu', 'Round',
@@ -194,46 +220,115 @@ const RULES: Record<string, FlopsRule> = {
   Max: variadicFlops,
   Min: variadicFlops,
   Mean: variadicFlops,
+  LSTM: recurrentFlops,
+  GRU: recurrentFlops,
+  RNN: recurrentFlops,
+};
+
+/** ONNX Runtime contrib ops with a rule: the dynamically quantized LSTM (int8 matmuls, so integer OPs). */
+const CONTRIB_RULES: Record<string, FlopsRule> = {
+  'com.microsoft.DynamicQuantizeLSTM': recurrentFlops,
 };
 
 /** Op types (default ONNX domain) with a FLOPs rule. */
 export const FLOPS_RULE_OPS: readonly string[] = Object.keys(RULES).sort();
 
+/** Integer kernels: their operations are counted as integer OPs, apart from FLOPs. */
+export const INTEGER_OPS: readonly string[] = ['ConvInteger', 'MatMulInteger', 'QLinearConv', 'QLinearMatMul', 'com.microsoft.DynamicQuantizeLSTM'];
+
 export function countFlops(model: OnnxModel, shapes: ShapeInference): FlopsResult {
   const perNode: NodeFlops[] = [];
   const byOpType: Record<string, number> = {};
+  const intByOpType: Record<string, number> = {};
   const uncounted: FlopsResult['uncounted'] = [];
-  let total = 0;
+  const notes: string[] = [];
   // Shape inference knows the root cause (e.g. which input was unknown); the FLOPs rule only sees the symptom.
   const shapeReasons = new Map(shapes.unresolved.map((u) => [u.node, u.reason]));
-  for (const index of shapes.order) {
-    const node = model.graph.nodes[index]!;
-    const name = shapes.nodeNames[index]!;
+  const shapeOf = (tensor: string | undefined): Shape | null =>
+    tensor === undefined || tensor === '' ? null : (shapes.shapes.get(tensor) ?? null);
+
+  /** FLOPs and integer OPs of one node; an If or Loop counts its bodies. Records per op type when `record`. */
+  const countNode = (node: OnnxNode, name: string): { flops: number | null; intOps: number } => {
     const opType = qualifiedOpType(node);
-    const rule = node.domain === '' ? RULES[node.opType] : undefined;
-    let flops: number | null = null;
+    if (node.domain === '' && (node.opType === 'If' || node.opType === 'Loop')) return countControl(node, name);
+    const rule = node.domain === '' ? RULES[node.opType] : CONTRIB_RULES[opType];
     if (!rule) {
       uncounted.push({ node: name, opType, reason: `no FLOPs rule for ${opType}` });
-    } else {
-      const shapeOf = (tensor: string | undefined): Shape | null =>
-        tensor === undefined || tensor === '' ? null : (shapes.shapes.get(tensor) ?? null);
-      const inputs: FlopsInputs = {
-        count: node.inputs.length,
-        present: (i) => (node.inputs[i] ?? '') !== '',
-        shape: (i) => shapeOf(node.inputs[i]),
-      };
-      try {
-        flops = rule(node, inputs, node.outputs.map(shapeOf));
-      } catch (err) {
-        const message = err instanceof FlopsRuleError ? err.message : `PBH's ${node.opType} FLOPs rule failed: ${String(err)}`;
-        uncounted.push({ node: name, opType, reason: shapeReasons.get(name) ?? message });
+      return { flops: null, intOps: 0 };
+    }
+    const inputs: FlopsInputs = {
+      count: node.inputs.length,
+      present: (i) => (node.inputs[i] ?? '') !== '',
+      shape: (i) => shapeOf(node.inputs[i]),
+    };
+    try {
+      const n = rule(node, inputs, node.outputs.map(shapeOf));
+      if (INTEGER_OPS.includes(opType)) {
+        intByOpType[opType] = (intByOpType[opType] ?? 0) + n;
+        return { flops: 0, intOps: n };
       }
+      byOpType[opType] = (byOpType[opType] ?? 0) + n;
+      return { flops: n, intOps: 0 };
+    } catch (err) {
+      const message = err instanceof FlopsRuleError ? err.message : `PBH's ${node.opType} FLOPs rule failed: ${String(err)}`;
+      uncounted.push({ node: name, opType, reason: shapeReasons.get(name) ?? message });
+      return { flops: null, intOps: 0 };
     }
-    if (flops !== null) {
-      total += flops;
-      byOpType[opType] = (byOpType[opType] ?? 0) + flops;
+  };
+
+  const countGraph = (g: OnnxGraph): { flops: number; intOps: number } => {
+    let flops = 0;
+    let intOps = 0;
+    for (const n of g.nodes) {
+      const c = countNode(n, shapes.subgraphNames.get(n) ?? n.name);
+      flops += c.flops ?? 0;
+      intOps += c.intOps;
     }
-    perNode.push({ index, name, opType, flops });
+    return { flops, intOps };
+  };
+
+  /** The branch taken when the condition is known; else the costlier branch, said so. A Loop: body x trip count. */
+  const countControl = (node: OnnxNode, name: string): { flops: number; intOps: number } => {
+    const choice = shapes.branches.get(node);
+    const graphAttr = (attr: string): OnnxGraph | null => {
+      const a = node.attributes[attr];
+      return a?.type === 'graph' ? a.value : null;
+    };
+    if (node.opType === 'If') {
+      const taken = choice?.taken ?? null;
+      if (taken) {
+        const g = graphAttr(taken);
+        notes.push(`${name}: counted the ${taken.replace('_branch', '')} branch, the one its condition takes at these inputs`);
+        return g ? countGraph(g) : { flops: 0, intOps: 0 };
+      }
+      const both = (['then_branch', 'else_branch'] as const).map((b) => {
+        const g = graphAttr(b);
+        return g ? countGraph(g) : { flops: 0, intOps: 0 };
+      });
+      const worst = both[0]!.flops + both[0]!.intOps >= both[1]!.flops + both[1]!.intOps ? 0 : 1;
+      notes.push(`${name}: its condition is not known statically; counted the costlier branch (${worst === 0 ? 'then' : 'else'})`);
+      return both[worst]!;
+    }
+    const body = graphAttr('body');
+    if (!body) return { flops: 0, intOps: 0 };
+    const once = countGraph(body);
+    const trips = choice?.trips ?? null;
+    if (trips === null) {
+      uncounted.push({ node: name, opType: 'Loop', reason: 'its trip count is not known statically: its body is counted once' });
+      return once;
+    }
+    notes.push(`${name}: counted its body ${trips} times (the trip count)`);
+    return { flops: once.flops * trips, intOps: once.intOps * trips };
+  };
+
+  let total = 0;
+  let intTotal = 0;
+  for (const index of shapes.order) {
+    const node = model.graph.nodes[index]!;
+    const c = countNode(node, shapes.nodeNames[index]!);
+    if (c.flops !== null) total += c.flops;
+    intTotal += c.intOps;
+    perNode.push({ index, name: shapes.nodeNames[index]!, opType: qualifiedOpType(node), flops: c.flops, intOps: c.intOps });
   }
-  return { total, byOpType, perNode, uncounted, lowerBound: uncounted.length > 0 };
+  return { total, byOpType, intOps: intTotal, intOpsByOpType: intByOpType, perNode, uncounted, lowerBound: uncounted.length > 0, notes };
 }

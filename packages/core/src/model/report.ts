@@ -124,8 +124,14 @@ export function formatModelReport(a: ModelAnalysis): string {
       lines.push(`  by op: ${byOp.map(([op, v]) => `${op} ${formatFlops(v)} (${pct(v / total)})`).join(', ')}`);
     }
   }
+  if (a.intOpsPerSample !== null) {
+    const byOp = Object.entries(a.intOpsByOp).sort((x, y) => y[1] - x[1]);
+    lines.push(`Integer OPs   ${formatFlops(a.intOpsPerSample).replace('FLOPs', 'OPs')} ${batchNote} (integer kernels, not FLOPs: ${byOp.map(([op, v]) => `${op} ${formatFlops(v).replace('FLOPs', 'OPs')}`).join(', ')})`);
+  }
+  for (const note of a.flopsNotes) lines.push(`  ${note}`);
+  if (a.countedAt) lines.push(`  counted at ${Object.entries(a.countedAt).map(([k, v]) => `${k} [${v.join(', ')}]`).join(', ')}`);
   if (a.unboundDims.length > 0) {
-    lines.push(`  symbolic dims left unbound: ${a.unboundDims.join(', ')} (nodes depending on them are not counted)`);
+    lines.push(`  symbolic dims left unbound: ${a.unboundDims.join(', ')} (nodes depending on them are not counted; pbh run counts them at each cell's shapes)`);
   }
   lines.push('');
 

@@ -28,6 +28,20 @@ export interface UnresolvedNode {
 export interface ShapeInferenceOptions {
   /** Values for symbolic dims other than the batch, e.g. { height: 224, width: 224 }. */
   dims?: Record<string, number>;
+  /**
+   * Concrete shapes (and, for small constant inputs, values) of graph inputs: a cell's shapes. They replace the
+   * declared shapes, bind the symbols those declare, and a value can decide an If (silero's sample rate).
+   */
+  inputs?: Record<string, { shape: number[]; values?: number[] | null; isInt?: boolean }>;
+  /** The batch the given shapes describe (figures are divided by it); default as without `inputs`. */
+  batch?: number;
+}
+
+/** What PBH knew of an If or Loop: the branch taken (null: not known, both inferred) or the trip count. */
+export interface BranchChoice {
+  kind: 'if' | 'loop';
+  taken: 'then_branch' | 'else_branch' | null;
+  trips: number | null;
 }
 
 export interface ShapeInference {
@@ -49,6 +63,10 @@ export interface ShapeInference {
   nodeNames: string[];
   /** Topological order of node indices used for inference. */
   order: number[];
+  /** Every If and Loop node (any depth) with what PBH knew of it. */
+  branches: Map<OnnxNode, BranchChoice>;
+  /** Display names of subgraph nodes ("If_3/then_branch/Conv_0"). */
+  subgraphNames: Map<OnnxNode, string>;
   warnings: string[];
 }
 
@@ -100,18 +118,32 @@ export function inferShapes(model: OnnxModel, options: ShapeInferenceOptions = {
   const warnings: string[] = [];
   const initializerNames = new Set(graph.initializers.map((t) => t.name));
 
-  for (const t of graph.initializers) {
-    shapes.set(t.name, t.dims.slice());
-    const v = knownValueOfTensor(t);
-    if (v) values.set(t.name, v);
-  }
-  for (const s of graph.sparseInitializers) {
-    if (s.values) shapes.set(s.values.name, s.dims.slice());
-  }
+  const addInitializers = (g: OnnxGraph): void => {
+    for (const t of g.initializers) {
+      shapes.set(t.name, t.dims.slice());
+      const v = knownValueOfTensor(t);
+      if (v) values.set(t.name, v);
+    }
+    for (const sp of g.sparseInitializers) {
+      if (sp.values) shapes.set(sp.values.name, sp.dims.slice());
+    }
+  };
+  addInitializers(graph);
 
-  const { bindings, batchSize, unboundDims } = bindInputDims(graph, initializerNames, options.dims ?? {});
+  const given = options.inputs ?? {};
+  const bound = bindInputDims(graph, initializerNames, options.dims ?? {}, given);
+  const { bindings, unboundDims } = bound;
+  const batchSize = options.batch ?? bound.batchSize;
   for (const input of graph.inputs) {
     if (initializerNames.has(input.name)) continue;
+    const fed = given[input.name];
+    if (fed) {
+      shapes.set(input.name, fed.shape.slice());
+      if (fed.values && fed.values.length === product(fed.shape) && trackable(fed.values.length, fed.isInt ?? true)) {
+        values.set(input.name, { dims: fed.shape.slice(), values: fed.values.slice(), isInt: fed.isInt ?? true });
+      }
+      continue;
+    }
     if (input.type.kind !== 'tensor' || !input.type.shape) continue;
     const resolved = resolveDims(input.type.shape, bindings);
     if (resolved) shapes.set(input.name, resolved);
@@ -122,47 +154,114 @@ export function inferShapes(model: OnnxModel, options: ShapeInferenceOptions = {
   const nodeNames = graph.nodes.map((n, i) => displayNodeName(n, i));
   const unsupported = new Set<string>();
   const unresolved: UnresolvedNode[] = [];
+  const branches = new Map<OnnxNode, BranchChoice>();
+  const subgraphNames = new Map<OnnxNode, string>();
 
-  for (const idx of order) {
-    const node = graph.nodes[idx]!;
-    const rule = node.domain === '' ? RULES[node.opType] : undefined;
+  /** One node: its rule (If and Loop infer their bodies in this same scope: ONNX names are unique model-wide). */
+  const inferNode = (node: OnnxNode, name: string): void => {
+    const rule = node.domain === '' ? RULES[node.opType] : CONTRIB_RULES[qualifiedOpType(node)];
     let out: RuleOutput | null = null;
     let reason = '';
-    if (!rule) {
+    const io = makeInputs(node, shapes, values);
+    if (node.domain === '' && (node.opType === 'If' || node.opType === 'Loop')) {
+      try {
+        out = node.opType === 'If' ? inferIf(node, name, io) : inferLoop(node, name, io);
+      } catch (err) {
+        reason = err instanceof ShapeRuleError ? err.message : `PBH's ${node.opType} shape rule failed: ${String(err)}`;
+      }
+    } else if (!rule) {
       unsupported.add(qualifiedOpType(node));
       reason = `no shape rule for ${qualifiedOpType(node)}`;
     } else {
       try {
-        out = rule(node, makeInputs(node, shapes, values));
+        out = rule(node, io);
       } catch (err) {
         // A malformed node must not stop the analysis of the rest of the graph; the reason is reported per node.
         reason = err instanceof ShapeRuleError ? err.message : `PBH's ${node.opType} shape rule failed: ${String(err)}`;
       }
     }
     let missing = false;
-    node.outputs.forEach((name, k) => {
-      if (name === '') return;
-      const s = out?.shapes[k] ?? null;
-      const fallback = declared.get(name);
-      if (s) {
-        shapes.set(name, s);
-        if (fallback && !sameShape(fallback, s)) {
-          warnings.push(
-            `${nodeNames[idx]}: inferred shape [${s.join(',')}] for ${name} differs from the model's declared [${fallback.join(',')}]; using the inferred one`,
-          );
+    node.outputs.forEach((output, k) => {
+      if (output === '') return;
+      const sh = out?.shapes[k] ?? null;
+      const fallback = declared.get(output);
+      if (sh) {
+        shapes.set(output, sh);
+        if (fallback && !sameShape(fallback, sh)) {
+          warnings.push(`${name}: inferred shape [${sh.join(',')}] for ${output} differs from the model's declared [${fallback.join(',')}]; using the inferred one`);
         }
       } else if (fallback) {
-        shapes.set(name, fallback);
+        shapes.set(output, fallback);
       } else {
         missing = true;
       }
       const v = out?.values?.[k];
-      if (v && s && v.values.length === product(s)) values.set(name, v);
+      if (v && sh && v.values.length === product(sh)) values.set(output, v);
     });
-    if (missing) {
-      unresolved.push({ node: nodeNames[idx]!, opType: qualifiedOpType(node), reason: reason || 'an input shape is unknown' });
-    }
-  }
+    if (missing) unresolved.push({ node: name, opType: qualifiedOpType(node), reason: reason || 'an input shape is unknown' });
+  };
+
+  const inferGraph = (g: OnnxGraph, prefix: string): void => {
+    addInitializers(g);
+    for (const [k, v] of declaredShapes(g, bindings)) if (!declared.has(k)) declared.set(k, v);
+    g.nodes.forEach((n, i) => {
+      const name = `${prefix}/${displayNodeName(n, i)}`;
+      subgraphNames.set(n, name);
+      inferNode(n, name);
+    });
+  };
+
+  const subgraph = (node: OnnxNode, attr: string): OnnxGraph => {
+    const a = node.attributes[attr];
+    if (a?.type !== 'graph') fail(`${attr} is not a graph attribute`);
+    return a.value;
+  };
+
+  /** The branch the condition takes when it is known (a constant input, folded shape arithmetic), else both. */
+  const inferIf = (node: OnnxNode, name: string, io: NodeInputs): RuleOutput => {
+    const cond = io.value(0);
+    const taken: 'then_branch' | 'else_branch' | null = cond && cond.values.length === 1 ? (cond.values[0] ? 'then_branch' : 'else_branch') : null;
+    branches.set(node, { kind: 'if', taken, trips: null });
+    const inferred = (taken ? [taken] : (['then_branch', 'else_branch'] as const)).map((b) => {
+      const g = subgraph(node, b);
+      inferGraph(g, `${name}/${b}`);
+      return g;
+    });
+    const shapesOut = node.outputs.map((_, k) => {
+      const got = inferred.map((g) => shapes.get(g.outputs[k]?.name ?? '') ?? null);
+      return got.every((x) => x !== null && sameShape(x, got[0]!)) ? got[0]! : null;
+    });
+    const valuesOut = node.outputs.map((_, k) => (inferred.length === 1 ? (values.get(inferred[0]!.outputs[k]?.name ?? '') ?? null) : null));
+    return { shapes: shapesOut, values: valuesOut };
+  };
+
+  /** The body inferred once at the initial carried shapes; the trip count (M) when it is known. */
+  const inferLoop = (node: OnnxNode, name: string, io: NodeInputs): RuleOutput => {
+    const body = subgraph(node, 'body');
+    const trips = io.present(0) ? (io.value(0)?.values[0] ?? null) : null;
+    branches.set(node, { kind: 'loop', taken: null, trips });
+    const carried = node.inputs.length - 2;
+    body.inputs.forEach((v, i) => {
+      if (i < 2) shapes.set(v.name, []);
+      else {
+        const sh = io.shape(i);
+        if (sh) shapes.set(v.name, sh);
+      }
+    });
+    inferGraph(body, `${name}/body`);
+    const shapesOut = node.outputs.map((_, k) => {
+      if (k < carried) {
+        const init = io.shape(2 + k);
+        const after = shapes.get(body.outputs[1 + k]?.name ?? '') ?? null;
+        return init && after && sameShape(init, after) ? init : null;
+      }
+      const step = shapes.get(body.outputs[1 + k]?.name ?? '') ?? null;
+      return step && trips !== null ? [trips, ...step] : null;
+    });
+    return { shapes: shapesOut };
+  };
+
+  for (const idx of order) inferNode(graph.nodes[idx]!, nodeNames[idx]!);
 
   return {
     shapes,
@@ -174,6 +273,8 @@ export function inferShapes(model: OnnxModel, options: ShapeInferenceOptions = {
     unresolved,
     nodeNames,
     order,
+    branches,
+    subgraphNames,
     warnings,
   };
 }
@@ -186,8 +287,17 @@ function bindInputDims(
   graph: OnnxGraph,
   initializerNames: Set<string>,
   dims: Record<string, number>,
+  given: NonNullable<ShapeInferenceOptions['inputs']> = {},
 ): { bindings: Record<string, number>; batchSize: number; unboundDims: string[] } {
   const bindings: Record<string, number> = { ...dims };
+  // A given shape binds every symbol its declared shape names (value_info and outputs that use them resolve too).
+  for (const input of graph.inputs) {
+    const fed = given[input.name];
+    if (!fed || input.type.kind !== 'tensor' || !input.type.shape) continue;
+    input.type.shape.forEach((d, axis) => {
+      if (typeof d === 'string' && fed.shape[axis] !== undefined && bindings[d] === undefined) bindings[d] = fed.shape[axis]!;
+    });
+  }
   let batchSize: number | null = null;
   const unboundDims: string[] = [];
   for (const input of graph.inputs) {
@@ -202,7 +312,7 @@ function bindInputDims(
     }
   }
   for (const input of graph.inputs) {
-    if (initializerNames.has(input.name) || input.type.kind !== 'tensor' || !input.type.shape) continue;
+    if (initializerNames.has(input.name) || input.type.kind !== 'tensor' || !input.type.shape || given[input.name]) continue;
     input.type.shape.forEach((d, axis) => {
       if (axis === 0) return;
       if (typeof d === 'string' && bindings[d] === undefined) unboundDims.push(`${input.name}[${axis}]=${d}`);
@@ -359,7 +469,16 @@ const ARITH: Record<string, (a: number, b: number, isInt: boolean) => number> = 
   Div: (a, b, isInt) => (isInt ? Math.trunc(a / b) : a / b),
   Max: (a, b) => Math.max(a, b),
   Min: (a, b) => Math.min(a, b),
+  Equal: (a, b) => (a === b ? 1 : 0),
+  Greater: (a, b) => (a > b ? 1 : 0),
+  GreaterOrEqual: (a, b) => (a >= b ? 1 : 0),
+  Less: (a, b) => (a < b ? 1 : 0),
+  LessOrEqual: (a, b) => (a <= b ? 1 : 0),
+  And: (a, b) => (a && b ? 1 : 0),
+  Or: (a, b) => (a || b ? 1 : 0),
 };
+/** Ops whose result is boolean, tracked as integers 0/1. */
+const BOOLEAN_RESULT = new Set(['Equal', 'Greater', 'GreaterOrEqual', 'Less', 'LessOrEqual', 'And', 'Or']);
 
 const broadcasting: ShapeRule = (n, io) => {
   const inputs: Shape[] = [];
@@ -373,7 +492,7 @@ const broadcasting: ShapeRule = (n, io) => {
     const ai = broadcastIndexer(a.dims, out);
     const bi = broadcastIndexer(b.dims, out);
     const values = Array.from({ length: product(out) }, (_, k) => op(a.values[ai(k)]!, b.values[bi(k)]!, isInt));
-    return { shapes: [out], values: [{ dims: out, values, isInt }] };
+    return { shapes: [out], values: [{ dims: out, values, isInt: isInt || BOOLEAN_RESULT.has(n.opType) }] };
   }
   return same(out);
 };
@@ -561,11 +680,41 @@ const concat: ShapeRule = (n, io) => {
   return same(out);
 };
 
+/** Row-major strides of a shape. */
+function stridesOf(shape: Shape): number[] {
+  const st = new Array<number>(shape.length);
+  let acc = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    st[i] = acc;
+    acc *= shape[i]!;
+  }
+  return st;
+}
+
+/** Values of a small tensor read at out-index -> source-index (transposes and slices of shape vectors, pads). */
+function gatherValues(v: KnownValue, out: Shape, source: (coords: number[]) => number): KnownValue {
+  const count = product(out);
+  const values: number[] = new Array(count);
+  const coords = new Array<number>(out.length).fill(0);
+  for (let k = 0; k < count; k++) {
+    values[k] = v.values[source(coords)]!;
+    for (let i = out.length - 1; i >= 0; i--) {
+      if (++coords[i]! < out[i]!) break;
+      coords[i] = 0;
+    }
+  }
+  return { dims: out, values, isInt: v.isInt };
+}
+
 const transpose: ShapeRule = (n, io) => {
   const x = io.need(0);
   const perm = attrInts(n, 'perm') ?? x.map((_, i) => x.length - 1 - i);
   if (perm.length !== x.length) fail(`perm has ${perm.length} entries for rank ${x.length}`);
-  return same(perm.map((p) => x[p] ?? fail(`perm entry ${p} is out of range`)));
+  const out = perm.map((p) => x[p] ?? fail(`perm entry ${p} is out of range`));
+  const v = io.value(0);
+  if (!v) return same(out);
+  const st = stridesOf(x);
+  return { shapes: [out], values: [gatherValues(v, out, (c) => c.reduce((a, ci, i) => a + ci * st[perm[i]!]!, 0))] };
 };
 
 function axesOf(n: OnnxNode, io: NodeInputs, inputIndex: number): number[] | null {
@@ -710,10 +859,9 @@ const slice: ShapeRule = (n, io) => {
     ranges[axis] = { start: s, step, count };
   });
   const v = io.value(0);
-  if (v && x.length === 1) {
-    const r = ranges[0]!;
-    const values = Array.from({ length: r.count }, (_, k) => v.values[r.start + k * r.step]!);
-    return { shapes: [out], values: [{ dims: out, values, isInt: v.isInt }] };
+  if (v) {
+    const st = stridesOf(x);
+    return { shapes: [out], values: [gatherValues(v, out, (c) => c.reduce((a, ci, i) => a + (ranges[i]!.start + ci * ranges[i]!.step) * st[i]!, 0))] };
   }
   return same(out);
 };
@@ -831,6 +979,31 @@ const einsum: ShapeRule = (n, io) => {
   return same([...rhs].map((c) => sizes.get(c) ?? fail(`einsum output label ${c} is unknown`)));
 };
 
+const not: ShapeRule = (_n, io) => {
+  const x = io.need(0);
+  const v = io.value(0);
+  return { shapes: [x], values: [v ? { dims: v.dims, values: v.values.map((b) => (b ? 0 : 1)), isInt: true } : null] };
+};
+
+/**
+ * LSTM, GRU and RNN (opset 7+): X is [seq, batch, input] ([batch, seq, input] with layout 1), W is
+ * [directions, gates x hidden, input]; Y is [seq, directions, batch, hidden] ([batch, seq, directions, hidden]),
+ * Y_h and Y_c [directions, batch, hidden] ([batch, directions, hidden]).
+ */
+const recurrent: ShapeRule = (n, io) => {
+  const x = io.need(0);
+  const w = io.need(1);
+  if (x.length !== 3 || w.length !== 3) fail(`X and W must have rank 3 (got [${x.join(',')}] and [${w.join(',')}])`);
+  const layout = attrInt(n, 'layout', 0);
+  const [seq, batch] = layout === 1 ? [x[1]!, x[0]!] : [x[0]!, x[1]!];
+  const dirs = w[0]!;
+  const gates = n.opType === 'LSTM' ? 4 : n.opType === 'GRU' ? 3 : 1;
+  const hidden = attrInt(n, 'hidden_size', null) ?? w[1]! / gates;
+  const y = layout === 1 ? [batch, seq, dirs, hidden] : [seq, dirs, batch, hidden];
+  const state = layout === 1 ? [batch, dirs, hidden] : [dirs, batch, hidden];
+  return { shapes: [y, state, state] };
+};
+
 const UNARY_OPS = [
   'Abs', 'Acos', 'Acosh', 'Asin', 'Asinh', 'Atan', 'Atanh', 'Ceil', 'Celu', 'Cos', 'Cosh', 'Elu', 'Erf', 'Exp',
   'Floor', 'Gelu', 'HardSigmoid', 'HardSwish', 'IsInf', 'IsNaN', 'LeakyRelu', 'Log', 'LogSoftmax', 'Softmax',
@@ -900,6 +1073,15 @@ const RULES: Record<string, ShapeRule> = {
   SpaceToDepth: depthToSpace,
   Range: range,
   Einsum: einsum,
+  Not: not,
+  LSTM: recurrent,
+  GRU: recurrent,
+  RNN: recurrent,
+};
+
+/** ONNX Runtime's contrib ops that quantization tools write (onnxruntime.quantization's dynamic LSTM). */
+const CONTRIB_RULES: Record<string, ShapeRule> = {
+  'com.microsoft.DynamicQuantizeLSTM': recurrent,
 };
 
 /** Op types (default ONNX domain) with a shape rule. */

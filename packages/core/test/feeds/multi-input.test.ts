@@ -71,7 +71,7 @@ describe('every model input is fed', () => {
   it('fails the cell, naming model, input and dataset fields, when an input has no data', async () => {
     const { profile } = await runWith({ a: 'a.npy', c: 'b.npy' });
     expect(profile.status).toBe('failed');
-    expect(profile.error).toMatch(/model "mixed" input "b" \(int32 \[N, 3\]\) has no data: dataset pairs has fields a, c\. .*inputs: \{ b: FIELD \}/);
+    expect(profile.error).toMatch(/model "mixed" input "b" \(int32 \[N, 3\]\) has no data: dataset pairs has fields a, c\. .*models\[mixed\]\.inputs\.b: FIELD \(a dataset field\), \{ constant: VALUE, dtype: int32 \}.*\{ zeros: true \}/);
   });
 
   it('fails on a mapping to a field that does not exist, or from an input that does not exist', async () => {

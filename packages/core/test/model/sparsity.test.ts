@@ -132,7 +132,10 @@ describe('quantized and reduced-precision weights', () => {
     expect(a.sparsity.perTensor[0]!.zeros).toBe(m.sparsity!.per_tensor['Wq']);
     expect(a.sparsity.kind).toBe(m.sparsity!.kind);
     expect(a.nodes[0]!.outputShapes).toEqual([[1, 8, 8, 8]]);
-    expect(a.flopsPerSample).toBe(2 * 8 * 8 * 8 * 4 * 3 * 3 + 8 * 8 * 8);
+    // Integer kernels are integer OPs, counted apart from FLOPs.
+    expect(a.flopsPerSample).toBe(0);
+    expect(a.intOpsPerSample).toBe(2 * 8 * 8 * 8 * 4 * 3 * 3 + 8 * 8 * 8);
+    expect(a.intOpsByOp).toEqual({ QLinearConv: 2 * 8 * 8 * 8 * 4 * 3 * 3 + 8 * 8 * 8 });
   });
 
   it('float16 weights: zeros (including -0) from the raw bits, reported as float16', async () => {
