@@ -7,6 +7,7 @@
 export * from './contracts/index.js';
 export type { Experiment, ExperimentInput, EngineEntry, ModelConfig } from './config/schema.js';
 export { ExperimentSchema } from './config/schema.js';
+export { excludedCells, type ExcludedCell } from './config/keys.js';
 export { loadExperiment, ConfigError, type LoadedExperiment } from './config/load.js';
 
 // Plugins and the built-ins they sit beside.

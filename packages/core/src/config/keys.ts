@@ -30,13 +30,39 @@ export function cellKey(exp: Experiment, model: ModelConfig, engine: EngineEntry
   return createHash('sha256').update(material).digest('hex').slice(0, 16);
 }
 
-function excluded(exp: Experiment, model: ModelConfig, engine: EngineEntry, batchSize: number): boolean {
-  return exp.exclude.some(
+function exclusionOf(exp: Experiment, model: ModelConfig, engine: EngineEntry, batchSize: number): Experiment['exclude'][number] | undefined {
+  return exp.exclude.find(
     (x) =>
       (x.model === undefined || x.model === model.name) &&
       (x.engine === undefined || x.engine === (engine.label ?? engine.name)) &&
       (x.batch_size === undefined || x.batch_size === batchSize),
   );
+}
+
+const excluded = (exp: Experiment, model: ModelConfig, engine: EngineEntry, batchSize: number): boolean => exclusionOf(exp, model, engine, batchSize) !== undefined;
+
+/** A cell the config's `exclude:` leaves out, with the first matching entry's reason (null where it gives none). */
+export interface ExcludedCell {
+  model: string;
+  /** The engine entry: its label where it has one, else the engine's name. */
+  engine: string;
+  engineName: string;
+  batchSize: number;
+  reason: string | null;
+}
+
+/** Every cell `exclude:` drops, so what was not measured can be said rather than left out silently. */
+export function excludedCells(exp: Experiment): ExcludedCell[] {
+  const out: ExcludedCell[] = [];
+  for (const model of exp.models) {
+    for (const engine of exp.engines) {
+      for (const batchSize of batchSizesOf(exp, engine)) {
+        const x = exclusionOf(exp, model, engine, batchSize);
+        if (x) out.push({ model: model.name, engine: engine.label ?? engine.name, engineName: engine.name, batchSize, reason: x.reason ?? null });
+      }
+    }
+  }
+  return out;
 }
 
 /** Two entries that give one cell would measure the same thing twice under one key: a config error. */

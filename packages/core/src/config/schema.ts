@@ -121,8 +121,8 @@ export const ScenarioSchema = z.union([
     target_qps: z.number().positive().max(1e7).optional().describe('server: Poisson arrival rate in queries/s; offline: the samples/s expected (LoadGen offline_expected_qps), default the warmup pace'),
     latency_bound_ms: z.number().positive().max(1e7).optional().describe('server: the p99 latency a VALID run stays within (MLPerf default 10 ms)'),
     find_peak: z.boolean().optional().describe('server: binary-search the highest target_qps that is VALID (LoadGen FindPeakPerformance)'),
-    min_duration_ms: NonNegative.optional().describe('each session runs, and a VALID run lasts, at least this long (PBH: 1000, MLPerf: 600000)'),
-    min_query_count: Positive.optional().describe('each session issues, and a VALID run has, at least this many queries'),
+    min_duration_ms: NonNegative.optional().describe('each session runs, and a VALID run lasts, at least this long (PBH: 200 for streams, 1000 for server; MLPerf: 600000)'),
+    min_query_count: Positive.optional().describe("each session issues, and a VALID run has, at least this many queries (PBH's default for streams: early stopping's count, 64 for p90, 662 for p99)"),
   }),
 ]);
 export type ScenarioConfig = z.infer<typeof ScenarioSchema>;
@@ -186,6 +186,7 @@ export const ExperimentSchema = z.strictObject({
         model: z.string().optional(),
         engine: z.string().optional().describe('engine name, or its label when it has one'),
         batch_size: z.number().int().max(INT32_MAX).optional(),
+        reason: z.string().optional().describe('why these cells are left out: the site lists them with it on model and engine pages'),
       }),
     )
     .default([])

@@ -46,6 +46,17 @@ describe('scenarios on the fake engine', () => {
     expect(invalid.scenario?.reasons.join('\n')).toMatch(/every session: early stopping: 8 queries are too few to estimate p90; needs at least 64/);
   });
 
+  it("single stream by PBH's defaults: each session runs early stopping's 64 queries and 200 ms, so it is VALID", async () => {
+    // 0.5 ms a query: 200 ms is 400 queries, more than early stopping's count.
+    const slow = await run({ serviceNs: 0.5e6 }, { scenario: 'single_stream' });
+    expect(slow.status, slow.error ?? '').toBe('ok');
+    expect(slow.sessions.every((s) => s.batches >= 400 && s.wall_ns >= 200e6)).toBe(true);
+    // 10 ms a query: early stopping's 64 queries outlast 200 ms.
+    const slower = await run({ serviceNs: 10e6 }, { scenario: 'single_stream', sessions: 1 });
+    expect(slower.sessions.map((s) => s.batches)).toEqual([64]);
+    expect(slower.scenario).toMatchObject({ validity: 'VALID', reasons: [] });
+  });
+
   it('multi stream runs samples_per_query as one batch and reports p99', async () => {
     const p = await run({ serviceNs: 2000 }, { scenario: { kind: 'multi_stream', samples_per_query: 4, min_duration_ms: 0, min_query_count: 700 }, sessions: 1 });
     expect(p.status, p.error ?? '').toBe('ok');

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { missingAssetsMessage, missingGeneratedAssets } from '../../config/generated-assets.js';
 import { loadExperiment } from '../../config/load.js';
 import { createProgress } from '../../harness/progress.js';
 import { formatSummary } from '../../harness/summary-table.js';
@@ -32,6 +33,9 @@ stored (it is then kept as JSON beside the database), 130 on Ctrl-C, 143 on SIGT
     const file = positionals[0];
     if (!file) throw new UsageError('pbh run needs a config file, e.g. pbh run configs/digits.yaml');
     const loaded = await loadExperiment(file);
+    // A bundled config on a fresh clone: say which generator makes its files, not one failed Profile per cell.
+    const missing = missingGeneratedAssets(loaded);
+    if (missing.length > 0) throw new UsageError(missingAssetsMessage(loaded.file, missing));
     // MLPerf's rules change what a cell measures (its minimums), so they are part of every cell key.
     if (values.mlperf === true) loaded.experiment.mlperf_rules = true;
     const tdp = values['tdp-w'];

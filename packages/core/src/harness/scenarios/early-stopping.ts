@@ -65,11 +65,16 @@ export interface EarlyStopping {
   needed: number;
 }
 
+/** The fewest queries from which early stopping can estimate `percentile` at all (p90: 64, p99: 662). */
+export function earlyStoppingQueries(percentile: number): number {
+  return minPassingQueries(1, percentile) + 1;
+}
+
 /** Single/multi stream: the latency that early stopping can claim at `percentile`, from ascending latencies. */
 export function earlyStoppingEstimate(sortedLatencies: ArrayLike<number>, percentile: number): EarlyStopping {
   const n = sortedLatencies.length;
-  const hMin = minPassingQueries(1, percentile);
-  if (n < hMin + 1) return { estimate: null, needed: hMin + 1 };
+  const needed = earlyStoppingQueries(percentile);
+  if (n < needed) return { estimate: null, needed };
   let t = 1;
   for (let i = 2; i < n + 1; i++) {
     if (n < minPassingQueries(i, percentile) + i) {
@@ -77,7 +82,7 @@ export function earlyStoppingEstimate(sortedLatencies: ArrayLike<number>, percen
       break;
     }
   }
-  return { estimate: sortedLatencies[n - t]!, needed: hMin + 1 };
+  return { estimate: sortedLatencies[n - t]!, needed };
 }
 
 /** Server: with `over` queries past the latency bound among `issued`, does early stopping let the run pass? */

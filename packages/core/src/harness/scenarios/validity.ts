@@ -33,12 +33,12 @@ export function judge(s: ScenarioSettings, run: ScenarioRun): Verdict {
   const reasons: string[] = [];
   const rules = s.rules === 'mlperf' ? "MLPerf's rules" : "PBH's short rules (pbh run --mlperf for MLPerf's)";
   if (run.durationNs < s.minDurationMs * 1e6) {
-    reasons.push(`ran ${fmt(run.durationNs / 1e9)} s; ${rules} need at least ${s.minDurationMs / 1000} s (min_duration_ms): raise sessions, performance_samples or target_qps`);
+    reasons.push(`ran ${fmt(run.durationNs / 1e9)} s; ${rules} need at least ${s.minDurationMs / 1000} s (min_duration_ms): ${s.kind === 'offline' ? 'raise performance_samples or target_qps' : s.kind === 'server' ? 'raise min_duration_ms or target_qps' : 'raise min_duration_ms'}`);
   }
   if (s.kind === 'offline') {
     if (run.samples < s.minSampleCount) reasons.push(`issued ${run.samples} samples; ${rules} need at least ${s.minSampleCount} in the offline query`);
   } else if (run.queries < s.minQueryCount) {
-    reasons.push(`issued ${run.queries} queries; ${rules} need at least ${s.minQueryCount} (min_query_count)`);
+    reasons.push(`issued ${run.queries} queries; ${rules} need at least ${s.minQueryCount} (min_query_count): raise min_query_count or remove it`);
   }
   const pct = `p${Math.round(s.percentile * 100)}`;
   let earlyStoppingMs: number | null = null;
@@ -56,7 +56,9 @@ export function judge(s: ScenarioSettings, run: ScenarioRun): Verdict {
       if (!es.passes) reasons.push(`early stopping: ${over} of ${run.queries} queries over ${s.latencyBoundMs} ms; needs at least ${es.needed} queries for that to pass`);
     } else {
       const es = earlyStoppingEstimate(sorted, s.percentile);
-      if (es.estimate === null) reasons.push(`early stopping: ${run.queries} queries are too few to estimate ${pct}; needs at least ${es.needed}`);
+      if (es.estimate === null) {
+        reasons.push(`early stopping: ${run.queries} queries are too few to estimate ${pct}; needs at least ${es.needed}: remove min_query_count (PBH's default runs ${es.needed}) or raise it to ${es.needed}`);
+      }
       else earlyStoppingMs = ms(es.estimate);
     }
   }
