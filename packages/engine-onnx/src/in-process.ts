@@ -4,7 +4,7 @@ import * as ort from 'onnxruntime-node';
 import { inProcessSystem, type PrepareRequest, type PreparedModel, type TensorMap, type TensorSpec } from '@pbh/core';
 import { readOrtProfile } from './layers.js';
 import type { OnnxOptions } from './options.js';
-import { acceptsSmallerBatch, checkPrecision, graphPrecision } from './precision.js';
+import { acceptsSmallerBatch, checkPrecision, sessionPrecision } from './precision.js';
 import { dtypeOfOrt, fromOrt, toOrt } from './tensors.js';
 
 export const ORT_NODE_VERSION = ort.env.versions.common;
@@ -68,10 +68,12 @@ export async function prepareInProcess(req: PrepareRequest, options: OnnxOptions
   const compileMs = performance.now() - t0;
   let inputs: TensorSpec[];
   let outputs: TensorSpec[];
+  let precision: Awaited<ReturnType<typeof sessionPrecision>>;
   try {
     inputs = specs(session, 'inputMetadata');
     outputs = specs(session, 'outputMetadata');
-    checkPrecision(graphPrecision(inputs, outputs), req.precision, req.model.path);
+    precision = await sessionPrecision(req.model.path, sessionOpts, options.graphOptimizationLevel, req.model.workDir, inputs, outputs);
+    checkPrecision(precision, req.precision, req.model.path);
   } catch (e) {
     await session.release();
     throw e;
@@ -112,7 +114,7 @@ export async function prepareInProcess(req: PrepareRequest, options: OnnxOptions
     },
     // ORT's 0 means "one thread per physical core", which onnxruntime-node does not report back.
     threads: options.intraOpNumThreads || null,
-    precision: graphPrecision(inputs, outputs),
+    precision,
     runsIn: { process: 'harness', binding: 'onnxruntime-node', pid: process.pid },
     capabilities: { smallerBatch: acceptsSmallerBatch(inputs), maxConcurrency: options.parallelRuns },
     ...system,

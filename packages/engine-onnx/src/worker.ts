@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { createNativeEngine, type PrepareRequest, type PreparedModel } from '@pbh/core';
-import { ortLayers } from './in-process.js';
+import { ortLayers, sessionOptions } from './in-process.js';
 import { OnnxOptionsSchema, type OnnxOptions } from './options.js';
-import { acceptsSmallerBatch, checkPrecision, graphPrecision } from './precision.js';
+import { acceptsSmallerBatch, checkPrecision, sessionPrecision } from './precision.js';
 
 /** The Python side: packages/engine-onnx/python/onnxruntime_worker.py (shipped next to dist/). */
 export const ORT_WORKER_SCRIPT = fileURLToPath(new URL('../python/onnxruntime_worker.py', import.meta.url));
@@ -27,8 +27,10 @@ export const ortWorker = createNativeEngine({
  */
 export async function prepareInWorker(req: PrepareRequest, options: OnnxOptions): Promise<PreparedModel> {
   const model = await ortWorker.prepare(req);
-  const precision = graphPrecision(model.inputs, model.outputs);
+  let precision: Awaited<ReturnType<typeof sessionPrecision>>;
   try {
+    // The worker's session gets these same options (onnxruntime_worker.py maps the schema's names one to one).
+    precision = await sessionPrecision(req.model.path, sessionOptions(options, req.device), options.graphOptimizationLevel, req.model.workDir, model.inputs, model.outputs);
     checkPrecision(precision, req.precision, req.model.path);
   } catch (e) {
     await model.dispose();

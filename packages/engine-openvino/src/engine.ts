@@ -11,8 +11,9 @@ export const openvinoEngine = createNativeEngine({
   workerScript: OPENVINO_WORKER_SCRIPT,
   optionsSchema: OpenVINOOptionsSchema,
   devices: ['cpu', 'gpu', 'npu'],
-  // INFERENCE_PRECISION_HINT values (f32, bf16, f16); the worker reads back which one the compute ops ran in.
-  precisions: ['fp32', 'bf16', 'fp16'],
+  // INFERENCE_PRECISION_HINT values (f32, bf16, f16), and int8: a quantized graph's regions (the hint f32 outside
+  // them); the worker reads back which precision the compute ops ran in (an fp32 graph asked int8 reports fp32).
+  precisions: ['fp32', 'bf16', 'fp16', 'int8'],
   runtimeModule: 'openvino',
   // benchmark_app's loop (OpenVINO) and time_evaluator (TVM) are the runtimes' own; both have a per-layer profiler.
   probes: { modelOnly: true, layers: true },

@@ -61,6 +61,15 @@ def _model_error(e: tvm_compile.ModelError) -> WorkerError:
 
 def _check_precision(precision: dict[str, str] | None, requested: str, model_path: str) -> None:
     executed = precision["executed"] if precision else None
+    if requested == "int8" and executed != "int8":
+        # Relax's ONNX frontend has no quantized kernels: QuantizeLinear/DequantizeLinear become float arithmetic.
+        raise WorkerError(
+            "bad_request",
+            f"TVM cannot execute {model_path} in int8: its Relax ONNX importer turns the graph's QuantizeLinear/"
+            f"DequantizeLinear pairs into float arithmetic and has no int8 convolution or matmul kernels "
+            f"({precision['evidence'] if precision else 'no float arithmetic found'}). Set engines[].precision: fp32 to time "
+            "the dequantized graph in fp32, or leave TVM out of int8 cells",
+        )
     if executed is not None and executed != requested:
         raise WorkerError(
             "bad_request",
