@@ -7,13 +7,14 @@ import { statusHtml, verdictText } from './labels.js';
 import type { RowGroup } from './leaderboard.js';
 import { busyOf, doorOf } from './busy.js';
 import { noiseOf } from './noise.js';
+import { fmtJoules, methodWords } from './energy.js';
 import { scrubberFor } from './scrub.js';
 
 const REASON_CHARS = 150;
 const WORDS_FIRST = new Set<Cause>(['precision', 'invalid', 'crash', 'unsupported']);
 
 /** Columns of a Profile table, in order: ProfileTable.astro's headings and the client's filters read these indexes. */
-export const COLUMNS = 12;
+export const COLUMNS = 13;
 
 /**
  * The engine cell: the entry, and under it the engine's name where the entry is a label and the precision asked for
@@ -74,11 +75,20 @@ function groupData(group: RowGroup): string {
   return attrs.filter(([, v]) => v !== null).map(([k, v]) => ` data-${k}="${escapeXml(String(v))}"`).join('');
 }
 
+/** Energy per sample with its method in words under it (an estimate says so); a NULL shows why in its tooltip. */
+function energyCell(p: ProfileEntry): string {
+  if (p.energy_j_per_sample === null) {
+    const why = p.profile.energy?.reason ?? 'not measured: stored before PBH measured energy';
+    return `<td title="${escapeXml(why)}">${DASH}`;
+  }
+  return `<td data-v="${p.energy_j_per_sample}">${fmtJoules(p.energy_j_per_sample)} <small class="sub">${escapeXml(methodWords(p.energy_method))}</small>`;
+}
+
 function okRow(p: ProfileEntry, root: string, latency: (ms: number | null, p: ProfileEntry) => string, cost: AccuracyCost | undefined): string {
   const memory = p.peak_device_mb ?? p.peak_rss_mb;
   return (
     `<tr><td>${p.rank_in_group ?? ''}${engineCell(p)}<td>${escapeXml(p.engine_device)}${verdictCell(p)}${throughputCell(p)}` +
-    `<td>${latency(p.p50_ms, p)}<td>${latency(p.p99_ms, p)}${scoreCellHtml(p)}${costCellHtml(cost)}<td>${fmtNum(memory)}<td>${fmtPct(p.peak_fraction, 2)}` +
+    `<td>${latency(p.p50_ms, p)}<td>${latency(p.p99_ms, p)}${scoreCellHtml(p)}${costCellHtml(cost)}<td>${fmtNum(memory)}<td>${fmtPct(p.peak_fraction, 2)}${energyCell(p)}` +
     profileLink(p, root)
   );
 }

@@ -5,6 +5,14 @@
  */
 export const ENERGY_COLUMNS = ['energy_j_per_sample DOUBLE', 'energy_mean_w DOUBLE', 'energy_method VARCHAR', 'energy_reason VARCHAR'] as const;
 
+/** Profiles whose stored JSON already holds energy (written before the columns existed) get their columns from it. */
+export const ENERGY_BACKFILL = `UPDATE profiles SET
+  energy_j_per_sample = TRY_CAST(json_extract_string(profile_json, '$.energy.joules_per_sample') AS DOUBLE),
+  energy_mean_w = TRY_CAST(json_extract_string(profile_json, '$.energy.mean_watts') AS DOUBLE),
+  energy_method = json_extract_string(profile_json, '$.energy.method'),
+  energy_reason = json_extract_string(profile_json, '$.energy.reason')
+WHERE json_extract(profile_json, '$.energy') IS NOT NULL`;
+
 const LEADERBOARD_COLUMNS = `  p.energy_j_per_sample,
   p.energy_method,
 `;

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { StoreSchemaError, messageOf } from './errors.js';
 import { GENERATION_TABLE, generativeLeaderboard } from './generation-schema.js';
-import { ENERGY_COLUMNS, energyLeaderboard } from './energy-schema.js';
+import { ENERGY_BACKFILL, ENERGY_COLUMNS, energyLeaderboard } from './energy-schema.js';
 
 /**
  * One step of the schema. Statements are frozen text: a released migration never changes, a new
@@ -475,7 +475,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 5,
     description: 'profiles: energy_j_per_sample, energy_mean_w, energy_method, energy_reason; leaderboard adds energy_j_per_sample and energy_method',
-    statements: ['DROP VIEW leaderboard', ...ENERGY_COLUMNS.map((c) => `ALTER TABLE profiles ADD COLUMN ${c}`), energyLeaderboard(generativeLeaderboard(V3_LEADERBOARD))],
+    statements: ['DROP VIEW leaderboard', ...ENERGY_COLUMNS.map((c) => `ALTER TABLE profiles ADD COLUMN ${c}`), ENERGY_BACKFILL, energyLeaderboard(generativeLeaderboard(V3_LEADERBOARD))],
   },
 ];
 

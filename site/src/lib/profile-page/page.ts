@@ -4,6 +4,7 @@ import { layoutParts } from '../layout.js';
 import { latencyEcdf } from '../profile-view.js';
 import { scrubberFor } from '../scrub.js';
 import { breakdownHtml } from './breakdown.js';
+import { energyHtml } from './energy.js';
 import { factsHtml } from './facts.js';
 import { failureHtml } from './failure.js';
 import { generationHtml } from './generation.js';
@@ -30,7 +31,7 @@ export function profilePageHtml(entry: ProfileEntry, runConfig: string): string 
   const scrub = scrubberFor(entry);
   const { start, end } = layoutParts({ title: profileTitle(entry), depth: 1, stamp: null });
   const downloads = html`<p class="downloads">This Profile as stored: <a href="${root}data/profiles/${entry.slug}.json.gz" download>JSON.gz</a>. Its raw per-batch latencies: <a href="${root}sql.html#query=${encodeURIComponent(samplesQuery(entry.profile_id))}">query them in the SQL console</a>, or read them from <a href="${root}data/parquet/samples.parquet" download>samples.parquet</a> (<code>profile_id</code> = this Profile's).</p>`;
-  return html`${start}${headHtml(entry, root)}${downloads}${failureHtml(entry, scrub, root)}${summaryHtml(entry)}${generationHtml(entry.profile)}${scenarioHtml(entry)}${latencyHtml(entry, latencyEcdf(entry.samples, 'ecdf'))}${breakdownHtml(entry, root)}${factsHtml(entry, scrub, root, runConfig)}${end}`.value;
+  return html`${start}${headHtml(entry, root)}${downloads}${failureHtml(entry, scrub, root)}${summaryHtml(entry)}${generationHtml(entry.profile)}${energyHtml(entry.profile)}${scenarioHtml(entry)}${latencyHtml(entry, latencyEcdf(entry.samples, 'ecdf'))}${breakdownHtml(entry, root)}${factsHtml(entry, scrub, root, runConfig)}${end}`.value;
 }
 
 /**
