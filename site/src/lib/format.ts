@@ -19,6 +19,15 @@ export function fmtPct(fraction: number | null | undefined, digits = 1): string 
   return `${Math.abs(pct) < 0.1 && pct !== 0 ? pct.toPrecision(2) : pct.toFixed(digits)}%`;
 }
 
+/**
+ * A Profile's fraction of the theoretical peak. Above 100% the peak is underestimated (a turbo clock above the one the
+ * machine reports, a unit the flags do not show): the page says so and never presents the figure as a fact.
+ */
+export function fmtPeakFraction(fraction: number | null | undefined, digits = 1): string {
+  if (fraction === null || fraction === undefined || !Number.isFinite(fraction)) return DASH;
+  return fraction > 1 ? `peak underestimated (${fmtPct(fraction, 0)})` : fmtPct(fraction, digits);
+}
+
 /** Signed relative change, e.g. +3.2% / -12%. */
 export function fmtChange(relative: number | null | undefined): string {
   if (relative === null || relative === undefined || !Number.isFinite(relative)) return DASH;

@@ -2,7 +2,7 @@ import { accuracyCosts, costCellHtml, scoreCellHtml, type AccuracyCost } from '.
 import type { ProfileEntry } from './data.js';
 import { escapeXml } from './escape.js';
 import { CAUSES, explainFailure, type Cause } from './explain.js';
-import { DASH, fmtDay, fmtNum, fmtPct } from './format.js';
+import { DASH, fmtDay, fmtNum, fmtPct, fmtPeakFraction } from './format.js';
 import { statusHtml, verdictText } from './labels.js';
 import type { RowGroup } from './leaderboard.js';
 import { busyOf, doorOf } from './busy.js';
@@ -88,7 +88,7 @@ function okRow(p: ProfileEntry, root: string, latency: (ms: number | null, p: Pr
   const memory = p.peak_device_mb ?? p.peak_rss_mb;
   return (
     `<tr><td>${p.rank_in_group ?? ''}${engineCell(p)}<td>${escapeXml(p.engine_device)}${verdictCell(p)}${throughputCell(p)}` +
-    `<td>${latency(p.p50_ms, p)}<td>${latency(p.p99_ms, p)}${scoreCellHtml(p)}${costCellHtml(cost)}<td>${fmtNum(memory)}<td>${fmtPct(p.peak_fraction, 2)}${energyCell(p)}` +
+    `<td>${latency(p.p50_ms, p)}<td>${latency(p.p99_ms, p)}${scoreCellHtml(p)}${costCellHtml(cost)}<td>${fmtNum(memory)}<td>${fmtPeakFraction(p.peak_fraction, 2)}${energyCell(p)}` +
     profileLink(p, root)
   );
 }

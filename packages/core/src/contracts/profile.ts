@@ -250,8 +250,12 @@ export const ProfileSchema = z.object({
   /** Energy per sample with its method (rapl, nvml_energy, nvml_power, estimated_tdp) per domain; null for Profiles stored before it, and cells that never ran a session. */
   energy: EnergySchema.nullable().default(null),
   scores: z.array(ScoreRowSchema),
+  /** FLOP/s achieved: FLOPs (and integer OPs, for quantized models) per sample x throughput. */
   achieved_flops: z.number().nullable(),
+  /** achieved_flops / peak.ops_per_s: above 1 the peak is underestimated (system/peak.ts), never beaten. */
   peak_fraction: z.number().nullable(),
+  /** The executed precision's theoretical peak the fraction is against; null before Profiles recorded it (fp32's then). */
+  peak: z.object({ precision: z.string(), ops_per_s: z.number(), formula: z.string() }).nullable().default(null),
   sessions: z.array(SessionResultSchema),
   /** Raw per-batch latencies in ns for every boundary, session-major. */
   samples: z.array(z.object({ session: z.number().int(), batch: z.number().int(), boundary: BoundarySchema, ns: z.number() })),

@@ -11,6 +11,7 @@ import type { CellPlan } from './plan.js';
 import { scenarioSettings } from './scenarios/settings.js';
 import { summarizeInterference } from '../system/interference.js';
 import { aggregateMetrics } from './tracker.js';
+import { precisionPeak } from '../system/peak.js';
 import { profileEnergy } from '../energy/summary.js';
 
 /** The Profile a cell starts from: identity, config and workload; phases fill in the rest as they learn it. */
@@ -70,6 +71,7 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
     scores: [],
     achieved_flops: null,
     peak_fraction: null,
+    peak: null,
     sessions: [],
     samples: [],
     layers: [],
@@ -157,10 +159,13 @@ export function assembleProfile(ctx: SweepContext, plan: CellPlan, m: Measuremen
     // Accuracy of random weights means nothing; agreement with the reference engine still does.
     profile.scores = profile.scores.filter((s) => s.metric.startsWith('agreement') || s.metric === 'nonfinite_outputs');
   }
-  const flops = plan.facts.flops_per_sample;
+  // A quantized model's work is its float FLOPs plus its integer kernels' OPs; both count 2 per multiply-add.
+  const flops = (plan.facts.flops_per_sample ?? 0) + (plan.facts.int_ops_per_sample ?? 0);
   if (flops) {
     profile.achieved_flops = flops * profile.throughput.mean;
-    profile.peak_fraction = ctx.system.peak_flops ? profile.achieved_flops / ctx.system.peak_flops : null;
+    // Judged against the peak of the precision the runtime executed (int8 on VNNI/AMX, bf16 on AMX, ...).
+    profile.peak = precisionPeak(ctx.system, profile.engine.precision?.executed ?? plan.precision.requested);
+    profile.peak_fraction = profile.peak ? profile.achieved_flops / profile.peak.ops_per_s : null;
   }
   profile.layers = layerRows(m.layers);
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import si from 'systeminformation';
 import type { SystemInfo } from '../contracts/profile.js';
 import { HARNESS_VERSION } from '../version.js';
-import { PEAK_FORMULA, flopsPerCycle, peakFlops } from './peak.js';
+import { PEAK_FORMULA, PEAK_PRECISIONS, opsPerCycle, peakFlops } from './peak.js';
 
 function gitSha(): string | null {
   try {
@@ -28,8 +28,18 @@ function pythonVersion(python: string | undefined): string | null {
   }
 }
 
-/** Virtual machines often hide the clock from systeminformation; /proc/cpuinfo's "cpu MHz" is the current clock. */
+/**
+ * The highest clock the machine reports: cpufreq's cpuinfo_max_freq (kHz) where the kernel exposes it, else
+ * systeminformation's maximum, else its base clock; virtual machines often hide both, and /proc/cpuinfo's "cpu MHz"
+ * is then the current clock (turbo may run above it).
+ */
 function clockGhz(siMax: number, siCurrent: number): { ghz: number; source: string } {
+  try {
+    const khz = Number(readFileSync('/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq', 'utf8').trim());
+    if (khz > 0) return { ghz: Math.round(khz / 1e4) / 100, source: 'cpufreq max clock' };
+  } catch {
+    // No cpufreq (a VM, or not Linux): the next sources.
+  }
   if (siMax > 0) return { ghz: siMax, source: 'max clock' };
   if (siCurrent > 0) return { ghz: siCurrent, source: 'base clock' };
   try {
@@ -49,7 +59,7 @@ export function collectSystemInfo(opts: { python?: string } = {}): Promise<Syste
     const [cpu, flags, mem, osInfo, graphics] = await Promise.all([si.cpu(), si.cpuFlags(), si.mem(), si.osInfo(), si.graphics().catch(() => ({ controllers: [] }))]);
     const { ghz, source } = clockGhz(cpu.speedMax, cpu.speed);
     const physical = cpu.physicalCores || cpu.cores;
-    const { isa } = flopsPerCycle(flags);
+    const rates = opsPerCycle(flags);
     return {
       hostname: os.hostname(),
       cpu_vendor: cpu.vendor || cpu.manufacturer,
@@ -68,7 +78,8 @@ export function collectSystemInfo(opts: { python?: string } = {}): Promise<Syste
       harness_version: HARNESS_VERSION,
       git_sha: gitSha(),
       peak_flops: peakFlops(physical, ghz, flags),
-      peak_flops_formula: `${PEAK_FORMULA}; here ${physical} x ${ghz} GHz (${source}) x ${flopsPerCycle(flags).perCycle} (${isa})`,
+      // peak_flops is fp32's; each Profile is judged against its executed precision's (Profile.peak).
+      peak_flops_formula: `${PEAK_FORMULA}; here ${physical} x ${ghz} GHz (${source}) x ${rates.fp32.perCycle} (${rates.fp32.isa}); per cycle ${PEAK_PRECISIONS.map((p) => `${p} ${rates[p].perCycle} (${rates[p].isa})`).join(', ')}`,
     };
   })();
   return cached;

@@ -202,6 +202,7 @@ export function makeProfile(shape: ProfileShape): Profile {
       : [],
     achieved_flops: measured ? ((throughput?.mean ?? 0) * 1.25e7) : null,
     peak_fraction: measured ? ((throughput?.mean ?? 0) * 1.25e7) / 2.048e12 : null,
+    peak: measured ? { precision: 'fp32', ops_per_s: 2.048e12, formula: 'test' } : null,
     sessions,
     samples,
     layers: shape.layers ?? [

@@ -1,5 +1,5 @@
 import type { ProfileEntry } from '../data.js';
-import { fmtFlops, fmtNum, fmtPct } from '../format.js';
+import { fmtFlops, fmtNum, fmtPct, fmtPeakFraction } from '../format.js';
 import { html, type Html } from '../html.js';
 import { meterValue, opTypeShares, TOP_LAYERS } from '../profile-view.js';
 
@@ -35,8 +35,12 @@ function flopsHtml(entry: ProfileEntry, root: string): Html {
   }
   const perSample = fmtNum(model?.flops_per_sample ? model.flops_per_sample / 1e6 : null);
   // The general rule is the Glossary's; the page keeps this machine's own figures ("…; here 2 x 2.4 GHz … x 32 (avx2+fma)").
-  const here = system.peak_flops_formula.split('; here ')[1] ?? system.peak_flops_formula;
-  return html`<h2>Achieved vs peak FLOP/s</h2><p data-figure="flops">${bar(achieved, system.peak_flops, true)} achieved <strong>${fmtFlops(achieved)}</strong>, ${fmtPct(fraction, 2)} of the theoretical peak of ${fmtFlops(system.peak_flops)}. <span class="note">Achieved = FLOPs per sample × throughput (${perSample} MFLOP per sample); peak = ${here} (<a href="${root}glossary.html#flops">the rule</a>).</span></p>`;
+  // Profiles since issue 34 carry the executed precision's peak; older ones were judged against fp32's.
+  const peak = entry.profile.peak ?? { precision: 'fp32', ops_per_s: system.peak_flops, formula: system.peak_flops_formula.split('; here ')[1] ?? system.peak_flops_formula };
+  const under = fraction !== null && fraction > 1
+    ? html` <strong>Peak underestimated</strong>: a fraction above 100% means the clock or unit width the peak assumes is below what ran (a VM hides its turbo clock), not that the peak was beaten.`
+    : '';
+  return html`<h2>Achieved vs peak FLOP/s</h2><p data-figure="flops">${bar(achieved, peak.ops_per_s, true)} achieved <strong>${fmtFlops(achieved)}</strong>, ${fmtPeakFraction(fraction, 2)} of the theoretical ${peak.precision} peak of ${fmtFlops(peak.ops_per_s)}.${under} <span class="note">Achieved = FLOPs (and integer OPs) per sample × throughput (${perSample} MFLOP per sample); peak = ${peak.formula} (<a href="${root}glossary.html#flops">the rule</a>).</span></p>`;
 }
 
 /** Sessions, layers and FLOP/s: tables with a <meter> bar per row, not charts (a Plot chart costs ~7 ms and ~4 KB a page). */

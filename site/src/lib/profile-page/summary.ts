@@ -1,7 +1,7 @@
 import { agreementWhy } from '../accuracy.js';
 import type { ProfileEntry } from '../data.js';
 import { statusHtml } from '../labels.js';
-import { fmtCount, fmtDate, fmtFlops, fmtMiB, fmtNum, fmtPct } from '../format.js';
+import { fmtCount, fmtDate, fmtFlops, fmtMiB, fmtNum, fmtPct, fmtPeakFraction } from '../format.js';
 import { html, type Html } from '../html.js';
 import { busyOf, doorOf } from '../busy.js';
 import { noiseOf } from '../noise.js';
@@ -63,7 +63,7 @@ export function summaryHtml(entry: ProfileEntry): Html {
     card(profile.engine.process ?? '—', door ? `runs ${door}` : 'where the model ran: not recorded'),
     ...profile.scores.map((s) => card(s.higher_is_better ? fmtPct(s.value) : fmtNum(s.value), scoreText(entry, s))),
     card(fmtMiB(metrics.peak_rss_mb ?? null), `peak RSS of the ${profile.engine.process ?? "model's"} process${metrics.peak_device_mb !== undefined ? `; device ${fmtMiB(metrics.peak_device_mb)}` : ''}`),
-    card(fmtFlops(profile.achieved_flops), `achieved, ${fmtPct(profile.peak_fraction, 2)} of peak`),
+    card(fmtFlops(profile.achieved_flops), `achieved, ${fmtPeakFraction(profile.peak_fraction, 2)} of ${profile.peak?.precision ?? 'fp32'} peak`),
     card(profile.engine.compile_ms === null ? '—' : `${fmtNum(profile.engine.compile_ms)} ms`, 'prepare / compile (outside the timed loop)'),
   ];
   return html`<h2>Summary</h2><div class="cards">${cards}</div>${noise.noisy && html`<section id="noise" class="noise-note"><p><span class="noisy">noisy</span> This Profile's throughput is too uncertain to compare closely with another's:</p><ul>${noise.reasons.map((r) => html`<li>${r}</li>`)}</ul><p class="note">The rule, the same on every page: <a href="../glossary.html#noisy">Glossary</a>.</p></section>`}${busy.busy && html`<section id="busy" class="noise-note"><p><span class="noisy busy">busy</span> ${busy.text}: the figure is this machine's under that load, not the engine's alone.</p><p class="note">Per session: ${profile.interference!.sessions.map((s) => `${s.index + 1}: ${fmtPct(s.other_cpu_share, 0)}`).join(', ')}. The rule: <a href="../glossary.html#busy">Glossary</a>.</p></section>`}`;
