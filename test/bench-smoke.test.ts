@@ -13,6 +13,7 @@ const SMALLEST: Record<string, { env: Record<string, string>; done: RegExp }> = 
   'bench:loadgen': { env: { ROUNDS: '1', DURATION_MS: '200' }, done: /single_stream|server/ },
   'bench:site': { env: { PROFILES: '200' }, done: /Profiles/ },
   'bench:queue': { env: { QUEUE_SCALE: '0.01' }, done: /Wq measured/ },
+  'bench:energy': { env: { ROUNDS: '1', SESSIONS: '1', SESSION_MS: '50', CASES: 'worker' }, done: /target: energy collection changes the headline/ },
 };
 
 describe('every bench script in package.json runs, at its smallest size', () => {
