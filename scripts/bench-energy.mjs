@@ -7,11 +7,11 @@
 // Target: the headline changes by less than 1%. Needs `npm run build`, the venv and the bundled suite.
 // Knobs: ROUNDS (5), SESSIONS (3 a side a round), SESSION_MS (1000), THREADS (2), CASES (a substring of a case label).
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { energyMeterFor, ExperimentSchema, PerformanceTracker, runLoop, summarizeEnergy } from '@pbh/core';
+import { energyMeterFor, ExperimentSchema, PerformanceTracker, raplPlugin, runLoop, summarizeEnergy } from '@pbh/core';
 import { onnxRuntimeEngine } from '@pbh/engine-onnx';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -65,6 +65,31 @@ async function side(model, energy) {
   return { sps: mean(r.sessions.map((s) => s.throughput_sps)), trackerUs: Number(trackerNs) / 1e3 / SESSIONS, energy: energyFigure };
 }
 
+/**
+ * What the meter does inside a session, timed alone (so a busy machine's noise does not hide it): one poll of this
+ * machine's readers, and one of a RAPL reader over a powercap tree of the kernel's layout (2 sockets x package, core,
+ * uncore, dram; tmpfs, where sysfs reads an MSR per file), as a share of a second at energy.poll_ms.
+ */
+async function pollCost(reader, polls = 2000) {
+  await reader.begin([process.pid]);
+  const t = hr();
+  for (let i = 0; i < polls; i++) await reader.poll();
+  const us = Number(hr() - t) / 1e3 / polls;
+  await reader.end();
+  return us;
+}
+const treeRoot = path.join(workDir, 'powercap');
+for (const [id, name] of [['intel-rapl:0', 'package-0'], ['intel-rapl:0:0', 'core'], ['intel-rapl:0:1', 'uncore'], ['intel-rapl:0:2', 'dram'], ['intel-rapl:1', 'package-1'], ['intel-rapl:1:0', 'core'], ['intel-rapl:1:1', 'uncore'], ['intel-rapl:1:2', 'dram']]) {
+  await mkdir(path.join(treeRoot, id), { recursive: true });
+  await writeFile(path.join(treeRoot, id, 'name'), `${name}\n`);
+  await writeFile(path.join(treeRoot, id, 'max_energy_range_uj'), '262143328850\n');
+  await writeFile(path.join(treeRoot, id, 'energy_uj'), '1000\n');
+}
+const treeReader = await raplPlugin(treeRoot).open();
+const m = await meter;
+const all = { begin: (pids) => Promise.all(m.readers.map((r) => r.begin(pids))), poll: () => Promise.all(m.readers.map((r) => r.poll())), end: () => Promise.all(m.readers.map((r) => r.end())) };
+const costs = { machine: await pollCost(all), rapl: await pollCost(treeReader.reader) };
+
 const rows = [];
 for (const c of cases) {
   if (!existsSync(c.model)) throw new Error(`${c.model} is missing: run npm run generate`);
@@ -102,4 +127,6 @@ for (const { c, rounds } of rows) {
 }
 const readers = (await meter)?.facts.unavailable.map((u) => `${u.reader}: ${u.reason}`).join('; ');
 console.log(`\nreaders not available here: ${readers || 'none'}`);
+const share = (us) => `${((us / (settings.poll_ms * 1e3)) * 100).toFixed(4)}%`;
+console.log(`in-session work, timed alone: a poll of this machine's meter ${costs.machine.toFixed(1)} µs (${share(costs.machine)} of a session at one poll per ${settings.poll_ms} ms); of RAPL over an 8-zone powercap tree ${costs.rapl.toFixed(1)} µs (${share(costs.rapl)})`);
 console.log(`target: energy collection changes the headline by less than 1%: ${missed ? 'MISSED' : 'met'}`);
