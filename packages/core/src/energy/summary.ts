@@ -46,6 +46,11 @@ function shortOf(w: DomainWindow, session: number, minTicks: number): string {
 
 /** A GPU whose energy counter ticked too rarely in some session reports its power samples instead, in every session. */
 function chooseGpu(windows: DomainWindow[], minTicks: number): Chosen {
+  if (windows[0]!.method === 'nvml_power') {
+    // A GPU without the counter: its power samples are held to the same rule.
+    const few = windows.findIndex((w) => w.joules !== null && tooFew(w, minTicks));
+    return few < 0 ? { windows, counted: true, notes: [] } : { windows: windows.map((w) => ({ ...w, joules: null })), counted: true, notes: [`power samples not reported as measured: ${shortOf(windows[few]!, few, minTicks)}`] };
+  }
   const short = windows.findIndex((w) => w.method === 'nvml_energy' && (w.joules === null || tooFew(w, minTicks)));
   if (short < 0) return { windows, counted: true, notes: [] };
   const why = windows[short]!.joules === null ? `session ${short + 1}: ${windows[short]!.reason}` : shortOf(windows[short]!, short, minTicks);
@@ -68,7 +73,8 @@ function domainOf(name: string, chosen: Chosen, samples: number, idle: IdleWindo
   // The estimate is ticks times a constant, so sessions of less than one tick each still add up; a counter's missing session cannot.
   const joules = isEstimate ? (windows.some((w) => w.joules !== null) ? sum(windows.map((w) => w.joules ?? 0)) : null) : nullAt >= 0 ? null : sum(windows.map((w) => w.joules!));
   const periods = windows.map((w) => w.updatePeriodS).filter((p): p is number => p !== null);
-  const idleWindow = idle?.windows.find((w) => w.name === name && w.method === first.method);
+  const idleOf = idle?.windows.find((w) => w.name === name);
+  const idleWindow = idleOf?.method === first.method ? idleOf : idleOf?.fallback?.method === first.method ? idleOf.fallback : undefined;
   const reasons = [
     ...chosen.notes,
     ...(joules === null ? [nullAt >= 0 ? `session ${nullAt + 1}: ${windows[nullAt]!.reason}` : (first.reason ?? 'no reading')] : []),

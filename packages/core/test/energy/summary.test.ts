@@ -75,3 +75,25 @@ describe('the Profile\'s energy', () => {
     await meter.close();
   });
 });
+
+describe('a GPU\'s figure', () => {
+  const gpu = (method: 'nvml_energy' | 'nvml_power', joules: number, ticks: number, fallback?: DomainWindow): DomainWindow => ({
+    name: 'gpu-0', kind: 'gpu', device: 'gpu', counted: true, method, joules, seconds: 2, ticks, updatePeriodS: 0.05, reason: null, ...(fallback ? { fallback } : {}),
+  });
+
+  it('is the energy counter when it ticked enough, its power samples when not, each labelled', () => {
+    const power = gpu('nvml_power', 410, 60);
+    const counter = EnergySchema.parse(summarizeEnergy([{ index: 0, windows: [gpu('nvml_energy', 400, 40, power)], problems: [] }], [1000], facts, null));
+    expect(counter.domains[0]).toMatchObject({ method: 'nvml_energy', joules: 400, counted: true });
+    const short = EnergySchema.parse(summarizeEnergy([{ index: 0, windows: [gpu('nvml_energy', 400, 10, power)], problems: [] }], [1000], facts, null));
+    expect(short.domains[0]).toMatchObject({ method: 'nvml_power', joules: 410 });
+    expect(short.domains[0]!.reason).toMatch(/session 1 saw 10 counter updates .* fewer than min_ticks 20; power samples \(nvml_power\) instead/);
+    expect(short.method).toBe('nvml_power');
+  });
+
+  it('without the counter, power samples that changed fewer than min_ticks times are NULL with the reason', () => {
+    const e = EnergySchema.parse(summarizeEnergy([{ index: 0, windows: [gpu('nvml_power', 50, 3)], problems: [] }], [1000], facts, null));
+    expect(e.domains[0]!.joules).toBeNull();
+    expect(e.domains[0]!.reason).toMatch(/power samples not reported as measured: session 1 saw 3/);
+  });
+});
