@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 import zipfile
 from dataclasses import dataclass, field
@@ -107,7 +108,12 @@ def _load_onnx(path: str) -> Source:
         module = onnx2torch.convert(model)
     except NotImplementedError as e:
         # onnx2torch's message: "Converter is not implemented (OperationDescription(domain='', operation_type='X', version=N))".
-        raise WorkerError("unsupported_model", f"onnx2torch {version('onnx2torch')} cannot convert {path}: {e}. Run this model on an ONNX engine, or give the PyTorch engines the model as a TorchScript .pt or torch.export .pt2") from e
+        op = re.search(r"domain='([^']*)', operation_type='([^']+)', version=(\d+)", str(e))
+        what = f"op {op.group(2)} (opset {op.group(3)}{', domain ' + op.group(1) if op.group(1) else ''})" if op else str(e)
+        raise WorkerError(
+            "unsupported_model",
+            f"onnx2torch {version('onnx2torch')} has no converter for {what} in {path}: run this model on an ONNX engine, or give the PyTorch engines a TorchScript .pt or torch.export .pt2 of it",
+        ) from e
     except Exception as e:  # noqa: BLE001 - onnx2torch raises plain exceptions for malformed or unusual graphs
         raise WorkerError("unsupported_model", f"onnx2torch {version('onnx2torch')} cannot convert {path}: {type(e).__name__}: {e}") from e
     module.eval()
