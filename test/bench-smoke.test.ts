@@ -14,6 +14,7 @@ const SMALLEST: Record<string, { env: Record<string, string>; done: RegExp }> = 
   'bench:pytorch': { env: { ROUNDS: '1', BUDGET_S: '0.01', CASES: 'mlp 32-64-10 b1' }, done: /target: the ranked figure within 3% or 2 µs/ },
   'bench:site': { env: { PROFILES: '200' }, done: /Profiles/ },
   'bench:queue': { env: { QUEUE_SCALE: '0.01' }, done: /Wq measured/ },
+  'bench:quantize': { env: { MODEL: 'digits_cnn', ROUNDS: '1', SECONDS: '0.2' }, done: /target: the ranked INT8 figure within 3%/ },
   'bench:energy': { env: { ROUNDS: '1', SESSIONS: '1', SESSION_MS: '50', CASES: 'worker' }, done: /target: energy collection changes the headline/ },
 };
 
