@@ -333,6 +333,10 @@ class CompiledModel:
 
     @staticmethod
     def _reshape(model: Any, shapes: dict[str, list[int]]) -> None:
+        # A scalar input has nothing to reshape, and a rank-0 static partial shape from the C API reads back as [?].
+        shapes = {name: dims for name, dims in shapes.items() if dims}
+        if not shapes:
+            return
         names = (ctypes.c_char_p * len(shapes))(*[name.encode() for name in shapes])
         partial = (_PartialShape * len(shapes))()
         for i, dims in enumerate(shapes.values()):

@@ -278,7 +278,8 @@ class OpenVINORuntime(Runtime):
             i = self.position.get(name)
             if i is None or ordered[i] is not None:
                 raise WorkerError("bad_request", f"{what}: input {name!r} is not one of the model's inputs {[spec.name for spec in self.inputs]} (or is fed twice)")
-            ordered[i] = self.inputs[i].checked(np.ascontiguousarray(array), what)
+            # np.asarray(order="C"), not ascontiguousarray, which turns a scalar (0-d) input into shape [1].
+            ordered[i] = self.inputs[i].checked(np.asarray(array, order="C"), what)
         missing = [self.inputs[i].name for i, a in enumerate(ordered) if a is None]
         if missing:
             raise WorkerError("bad_request", f"{what} lacks inputs {missing}")

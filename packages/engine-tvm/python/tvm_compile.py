@@ -284,7 +284,8 @@ def executed_precision(mod: tvm.IRModule) -> dict[str, str] | None:
 
 
 def to_device(array: np.ndarray, device: tvm.runtime.Device) -> Any:
-    return tvm.runtime.tensor(np.ascontiguousarray(array), device)
+    # np.asarray(order="C"), not ascontiguousarray, which turns a scalar (0-d) input into shape [1].
+    return tvm.runtime.tensor(np.asarray(array, order="C"), device)
 
 
 def shared_on_device(array: np.ndarray, device: tvm.runtime.Device) -> Any:

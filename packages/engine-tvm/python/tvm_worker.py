@@ -268,7 +268,7 @@ class TVMRuntime(Runtime):
                     "TVM compiles static shapes, prepare the model again for this batch size",
                 )
             if reuse:
-                self.input_buffers[index].copyfrom(np.ascontiguousarray(array))
+                self.input_buffers[index].copyfrom(np.asarray(array, order="C"))
                 args.append(self.input_buffers[index])
             elif shared:
                 args.append(tvm_compile.shared_on_device(array, self.device))
