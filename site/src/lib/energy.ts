@@ -1,11 +1,14 @@
 import type { EnergyMethod } from '@pbh/core';
 import { DASH, fmtNum } from './format.js';
 
-/** Each method in words, as every page prints it: an estimate never reads as a measurement. */
+/**
+ * Each method in words, as every page prints it: an estimate never reads as a measurement. Short enough that the
+ * leaderboard's column stays as narrow as "estimated from TDP" (its 13 columns fit 1400 px); the Profile page says more.
+ */
 export const ENERGY_METHOD_WORDS: Record<EnergyMethod, string> = {
   rapl: 'measured (RAPL)',
-  nvml_energy: 'measured (NVML energy counter)',
-  nvml_power: 'from power samples (NVML)',
+  nvml_energy: 'measured (NVML)',
+  nvml_power: 'NVML power samples',
   estimated_tdp: 'estimated from TDP',
 };
 
