@@ -48,12 +48,15 @@ describe('pbh run, end to end on ONNX Runtime', () => {
       db,
       "SELECT s.boundary, count(*)::INTEGER AS n FROM samples s JOIN profiles p USING (profile_id) WHERE p.batch_size = 16 GROUP BY ALL ORDER BY 1",
     );
-    // 64 samples / 16 = 4 batches per session, 2 sessions, four boundaries: raw latencies are all kept.
+    // Every query of both sessions at the engine boundary; the transport probe after them (every one of the 4
+    // resident batches, and on to 32 queries) at predict, transport and end_to_end: raw latencies are all kept.
+    const [timed] = await queryJson<{ n: number }>(db, 'SELECT sum(s.batches)::INTEGER AS n FROM sessions s JOIN profiles p USING (profile_id) WHERE p.batch_size = 16');
+    expect(timed!.n).toBeGreaterThanOrEqual(8);
     expect(samples).toEqual([
-      { boundary: 'end_to_end', n: 8 },
-      { boundary: 'engine', n: 8 },
-      { boundary: 'predict', n: 8 },
-      { boundary: 'transport', n: 8 },
+      { boundary: 'end_to_end', n: 32 },
+      { boundary: 'engine', n: timed!.n },
+      { boundary: 'predict', n: 32 },
+      { boundary: 'transport', n: 32 },
     ]);
     const layers = await queryJson<{ n: number }>(db, 'SELECT count(*)::INTEGER AS n FROM layers');
     expect(layers[0]!.n).toBeGreaterThan(4);
