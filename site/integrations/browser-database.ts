@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { EXPORTED_RELATIONS } from '@pbh/core';
+import { scrubbedSelect } from './scrub-exports.js';
 
 function sqlString(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
@@ -40,7 +41,7 @@ async function writeSamples(connection: DuckDBConnection): Promise<void> {
  * Parquet reader or JSON extension built in and would fetch them from DuckDB's extension CDN, which a
  * self-contained site must not do; its core does read DuckDB files, lazily over HTTP range requests.
  * So every relation of the store is copied here: views (leaderboard, comparisons) as tables, samples as a view (writeSamples), JSON
- * columns as VARCHAR, in a storage format DuckDB 1.0+ reads, except `profiles.profile_json` (DROPPED_COLUMNS).
+ * columns as VARCHAR, text without local paths, in a storage format DuckDB 1.0+ reads, except `profiles.profile_json` (DROPPED_COLUMNS).
  * The source is attached READ_ONLY from a
  * separate in-memory instance: the results file itself is never opened for writing. The caller holds the
  * store open read-only meanwhile, so no writer can take the file's lock first.
@@ -63,16 +64,9 @@ export async function writeBrowserDatabase(sourceDb: string, target: string): Pr
         await writeSamples(connection);
         continue;
       }
-      const json = await connection.runAndReadAll(
-        `SELECT column_name FROM duckdb_columns() WHERE database_name = 'src' AND table_name = $1 AND data_type = 'JSON' ORDER BY column_index`,
-        [relation],
-      );
-      const columns = json.getRows().map((row) => String(row[0]));
-      const dropped = DROPPED_COLUMNS[relation] ?? [];
-      const kept = columns.filter((c) => !dropped.includes(c));
-      const exclude = dropped.length === 0 ? '' : ` EXCLUDE (${dropped.map(sqlIdentifier).join(', ')})`;
-      const replace = kept.length === 0 ? '' : ` REPLACE (${kept.map((c) => `${sqlIdentifier(c)}::VARCHAR AS ${sqlIdentifier(c)}`).join(', ')})`;
-      await connection.run(`CREATE TABLE pub.${sqlIdentifier(relation)} AS SELECT *${exclude}${replace} FROM src.${sqlIdentifier(relation)}`);
+      // Text columns without local paths (scrub-exports.ts), JSON ones as VARCHAR.
+      const select = await scrubbedSelect(connection, `src.${sqlIdentifier(relation)}`, DROPPED_COLUMNS[relation] ?? []);
+      await connection.run(`CREATE TABLE pub.${sqlIdentifier(relation)} AS SELECT ${select} FROM src.${sqlIdentifier(relation)}`);
     }
     await connection.run('DETACH pub');
   } finally {

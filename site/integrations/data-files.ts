@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { siteData } from '../src/lib/data.js';
 import { dataFiles } from '../src/lib/downloads.js';
+import { scrubRepo } from '../src/lib/scrub.js';
 import { inFlight } from './file-jobs.js';
 
 const gzipAsync = promisify(gzip);
@@ -25,7 +26,8 @@ export async function writeDataFiles(outDir: string): Promise<number> {
   const folders = new Set(jobs.map((f) => path.dirname(path.join(outDir, f.path))));
   for (const folder of folders) await mkdir(folder, { recursive: true });
   await inFlight(jobs, IN_FLIGHT, async (job) => {
-    const text = job.render();
+    // Downloads carry no local path, as the pages do (lib/scrub.ts): relative to the repository, else shortened.
+    const text = scrubRepo(job.render());
     await writeFile(path.join(outDir, job.path), job.path.endsWith('.gz') ? await gzipAsync(text) : text);
   });
   return jobs.length;

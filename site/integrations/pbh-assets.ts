@@ -9,6 +9,7 @@ import { siteData } from '../src/lib/data.js';
 import { exitIfStoreLocked, siteDbPath } from '../src/lib/site-db.js';
 import { writeBrowserDatabase } from './browser-database.js';
 import { writeDataFiles } from './data-files.js';
+import { scrubParquetFiles } from './scrub-exports.js';
 import { hashSiteCode, pruneKeptFiles, writeProfilePages } from './profile-pages.js';
 
 /**
@@ -32,6 +33,8 @@ async function publishDatabase(db: string, outDir: string): Promise<void> {
     // profile_json is each Profile as stored, the same bytes as its own download (data/profiles/<id>.json.gz): at
     // 10,000 Profiles it was four fifths of the Parquet export. Every other column is kept.
     await exportStore(store, { format: 'parquet', outDir: path.join(outDir, 'parquet'), omit: { profiles: ['profile_json'] } });
+    // The store records local paths as they were (model files, caches, the config); a published file carries none.
+    await scrubParquetFiles(path.join(outDir, 'parquet'));
     await writeBrowserDatabase(db, path.join(outDir, 'pbh.duckdb'));
   } finally {
     await store.close();

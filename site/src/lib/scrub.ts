@@ -3,9 +3,10 @@ import path from 'node:path';
 import type { PublishedProfile } from '@pbh/core';
 
 /**
- * Published pages carry no absolute path of the machine that ran or built them: a path becomes relative to the
- * experiment config (as the config itself wrote it), else relative to the repository the site is built from, else
- * `…/` and its last two parts. The downloadable JSON keeps every path as recorded.
+ * Published pages and downloads carry no absolute path of the machine that ran or built them: a path becomes relative
+ * to the experiment config (as the config itself wrote it), else relative to the repository the site is built from,
+ * else `…/` and its last two parts. Downloads go through the same rules (scrubDeep for JSON, scrubSql for the
+ * database copies); stacks and stderr stay in the Profile's JSON, their paths shortened too.
  */
 export type Scrub = (text: string) => string;
 
@@ -13,9 +14,11 @@ export type Scrub = (text: string) => string;
 const ABSOLUTE = /(?<![\w.:/~-])\/(?:[\w.@+~-]+\/)+[\w.@+~-]*/g;
 
 /** The repository the site is built from: astro.config.ts sets it (the site's parent folder). */
-function repoRoot(): string {
+export function repoRoot(): string {
   return process.env.PBH_SITE_REPO ?? path.resolve(process.cwd(), '..');
 }
+
+const FILE_URL = /\bfile:\/\/(?=\/)/g;
 
 /** Folders a path is shown relative to, most specific first: `prefix` replaces `dir/`. */
 export interface Base {
@@ -58,7 +61,8 @@ export function scrubWith(bases: Base[]): Scrub {
   // The home folder names the user: it is never kept, whatever base it sits under.
   const home = os.homedir();
   return (text) =>
-    text.replace(ABSOLUTE, (match) => {
+    // A file:// URL is a local path too (a stack's frames): its path is scrubbed like any other.
+    text.replace(FILE_URL, '').replace(ABSOLUTE, (match) => {
       const shown = shorten(match, bases);
       return home.length > 1 && shown.includes(home) ? shown.replaceAll(home, '~') : shown;
     });
@@ -95,4 +99,32 @@ export function pageError(error: string | null, scrub: Scrub): string | null {
   if (error === null) return null;
   const cut = error.split(/\n--- last stderr of |\n\s+at |\nTraceback \(most recent call last\)/)[0] ?? error;
   return scrub(cut.trim());
+}
+
+/** Every string inside a JSON value scrubbed, keys included; numbers, booleans and nulls as they were. */
+export function scrubDeep(value: unknown, scrub: Scrub): unknown {
+  if (typeof value === 'string') return scrub(value);
+  if (Array.isArray(value)) return value.map((v) => scrubDeep(v, scrub));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k), scrubDeep(v, scrub)]));
+  }
+  return value;
+}
+
+function sqlLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** RE2 (DuckDB's regex engine) has no look-behind: the character before a path is captured and put back. */
+const SQL_ABSOLUTE = String.raw`(^|[^\w.:/~-])/(?:[\w.@+~-]+/)*([\w.@+~-]+/[\w.@+~-]*)`;
+
+/**
+ * The same rules as scrubRepo, as a DuckDB expression over a VARCHAR expression `column`: the repository's own paths
+ * relative to it, the home folder as ~, any other absolute path as `…/` and its last two parts.
+ */
+export function scrubSql(column: string): string {
+  const home = os.homedir();
+  let expr = `replace(replace(${column}, 'file:///', '/'), ${sqlLiteral(`${repoRoot()}/`)}, '')`;
+  if (home.length > 1) expr = `replace(${expr}, ${sqlLiteral(`${home}/`)}, '~/')`;
+  return `regexp_replace(${expr}, ${sqlLiteral(SQL_ABSOLUTE)}, '\\1…/\\2', 'g')`;
 }

@@ -2,7 +2,7 @@ import type { ProfileEntry } from '../data.js';
 import { html } from '../html.js';
 import { layoutParts } from '../layout.js';
 import { latencyEcdf } from '../profile-view.js';
-import { scrubberFor } from '../scrub.js';
+import { scrubberFor, scrubDeep } from '../scrub.js';
 import { breakdownHtml } from './breakdown.js';
 import { energyHtml } from './energy.js';
 import { factsHtml } from './facts.js';
@@ -31,14 +31,15 @@ export function profilePageHtml(entry: ProfileEntry, runConfig: string): string 
   const scrub = scrubberFor(entry);
   const { start, end } = layoutParts({ title: profileTitle(entry), depth: 1, stamp: null });
   const downloads = html`<p class="downloads">This Profile as stored: <a href="${root}data/profiles/${entry.slug}.json.gz" download>JSON.gz</a>. Its raw per-batch latencies: <a href="${root}sql.html#query=${encodeURIComponent(samplesQuery(entry.profile_id))}">query them in the SQL console</a>, or read them from <a href="${root}data/parquet/samples.parquet" download>samples.parquet</a> (<code>profile_id</code> = this Profile's).</p>`;
-  return html`${start}${headHtml(entry, root)}${downloads}${failureHtml(entry, scrub, root)}${summaryHtml(entry)}${generationHtml(entry.profile)}${energyHtml(entry.profile)}${scenarioHtml(entry)}${latencyHtml(entry, latencyEcdf(entry.samples, 'ecdf'))}${breakdownHtml(entry, root)}${factsHtml(entry, scrub, root, runConfig)}${end}`.value;
+  return html`${start}${headHtml(entry, root)}${downloads}${failureHtml(entry, scrub, root)}${summaryHtml(entry)}${generationHtml(entry.profile)}${energyHtml({ ...entry.profile, energy: scrubDeep(entry.profile.energy, scrub) as typeof entry.profile.energy })}${scenarioHtml(entry)}${latencyHtml(entry, latencyEcdf(entry.samples, 'ecdf'))}${breakdownHtml(entry, root)}${factsHtml(entry, scrub, root, runConfig)}${end}`.value;
 }
 
 /**
  * A Profile's own download: the stored Profile, compact, without its raw samples (they are in samples.parquet and the
  * SQL console's copy, and the file says how to read them). A CSV of the samples beside each was a third copy of them,
- * 20 MB and 10,000 files at 10,000 Profiles.
+ * 20 MB and 10,000 files at 10,000 Profiles. Local paths are relative to the config or the repository, as on its page.
  */
 export function profileDownloadText(entry: ProfileEntry): string {
-  return `${JSON.stringify({ ...entry.profile, samples_query: samplesQuery(entry.profile_id) })}\n`;
+  const profile = scrubDeep({ ...entry.profile, samples_query: samplesQuery(entry.profile_id) }, scrubberFor(entry));
+  return `${JSON.stringify(profile)}\n`;
 }
