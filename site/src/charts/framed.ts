@@ -66,9 +66,12 @@ function drawFrame(options: FramedChartSpec['frame']): Frame {
       return `${name}="${escapeText(value)}"`;
     })
     .join(' ');
+  // The plot area, as renderChart marks it (render.ts plotArea): the browser tests hold every mark to it.
+  const area = [x.range, y.range].flatMap((r) => [Math.min(...(r as number[])), Math.max(...(r as number[]))]);
+  const plot = `${area[0]},${area[2]},${area[1]},${area[3]}`;
   return {
     scales: { x: (value) => x.apply(value) as number, y: (value) => y.apply(value) as number },
-    attributes,
+    attributes: `${attributes} data-plot="${plot}"`,
     // A log axis leaves some ticks unlabelled (d3's log format keeps labels readable) as empty texts that draw nothing.
     body: compactTicks(roundGeometry(svg.innerHTML)).replace(EMPTY_TEXT, ''),
   };

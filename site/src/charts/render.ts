@@ -40,6 +40,22 @@ export function plotted(options: Plot.PlotOptions): Element & Plot.Plot {
   return node as unknown as Element & Plot.Plot;
 }
 
+/**
+ * The plot area, "left,top,right,bottom" in the SVG's pixels, from Plot's own x and y scales (their ranges): the
+ * browser tests hold every mark to it. An axis without a scale spans the whole SVG.
+ */
+export function plotArea(plot: Element & Plot.Plot): string {
+  const extent = (name: 'x' | 'y', whole: number): [number, number] => {
+    const range = plot.scale(name)?.range as number[] | undefined;
+    return range && range.length >= 2 ? [Math.min(...range), Math.max(...range)] : [0, whole];
+  };
+  const svg = plot.tagName.toLowerCase() === 'svg' ? plot : plot.querySelector(':scope > svg');
+  const height = Number(svg?.getAttribute('height') ?? 0) || 300;
+  const [left, right] = extent('x', Number(svg?.getAttribute('width') ?? 0) || 640);
+  const [top, bottom] = extent('y', height);
+  return [left, top, right, bottom].map((v) => Math.round(v * 10) / 10).join(',');
+}
+
 /** A chart's id as it names elements and fragments: letters, digits, `_` and `-`. */
 export const chartId = (id: string): string => id.replace(/[^A-Za-z0-9_-]/g, '_');
 
@@ -60,6 +76,7 @@ export function renderChart(spec: ChartSpec): string {
   desc.textContent = spec.description;
   svg.insertBefore(desc, svg.firstChild);
   svg.insertBefore(title, desc);
+  svg.setAttribute('data-plot', plotArea(node));
   node.setAttribute('data-chart', safeId);
   node.setAttribute('data-rows', String(spec.rows));
   return compactTicks(roundGeometry(node.outerHTML));

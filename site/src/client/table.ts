@@ -3,7 +3,8 @@
  * Progressive: without JavaScript the table is complete and in rank order; this only adds controls.
  * A table has one <tbody> per group, its first row (class "g") the group's heading: sorting sorts within each group,
  * the heading stays first, and a group whose rows are all filtered out hides its heading too.
- * Rows with class "x" (failed, timeout, skipped, invalid output) always stay below the ok rows: they are never ranked.
+ * Rows with class "x" (failed, timeout, skipped, wrong output) always stay below the others: they are never ranked;
+ * INVALID rows (class "iv") are in groups of their own, unranked.
  */
 
 /** A cell's value for filters and sorting: its data-v where it shows more than its value (an entry with its engine's name, a figure with its mark), else its text. */
@@ -12,10 +13,13 @@ function cellText(row: HTMLTableRowElement, col: number): string {
   return (cell?.dataset.v ?? cell?.textContent ?? '').trim();
 }
 
-/** A group fact (model, batch, scenario, precision, hardware) is on the row's <tbody>. */
+/** A fact (model, batch, scenario, precision, device, hardware): the row's own where it carries one, else its <tbody>'s. */
 function groupValue(row: HTMLTableRowElement, key: string): string {
-  return (row.parentElement as HTMLTableSectionElement | null)?.dataset[key] ?? '';
+  return row.dataset[key] ?? (row.parentElement as HTMLTableSectionElement | null)?.dataset[key] ?? '';
 }
+
+/** A row's verdict: VALID or INVALID from its verdict cell (data-v), empty for a row without one. */
+const verdictOf = (row: HTMLTableRowElement): string => row.querySelector<HTMLElement>('td[data-v="VALID"], td[data-v="INVALID"]')?.dataset.v ?? '';
 
 function numeric(text: string): number {
   const value = Number.parseFloat(text.replace(/,/g, '').replace('−', '-'));
@@ -67,6 +71,7 @@ function enhanceSorting(table: HTMLTableElement): void {
 function enhanceFilters(form: HTMLFormElement, table: HTMLTableElement): void {
   const selects = [...form.querySelectorAll<HTMLSelectElement>('select[data-col], select[data-key]')];
   const status = form.querySelector<HTMLSelectElement>('select[data-status]');
+  const verdict = form.querySelector<HTMLSelectElement>('select[data-verdict]');
   const quiet = form.querySelector<HTMLInputElement>('input[data-quiet]');
   const search = form.querySelector<HTMLInputElement>('input[data-search]');
   const count = form.querySelector<HTMLOutputElement>('output[data-count]');
@@ -85,6 +90,7 @@ function enhanceFilters(form: HTMLFormElement, table: HTMLTableElement): void {
         const visible =
           selects.every((s) => matches(row, s)) &&
           (!status?.value || (status.value === 'x') === bad) &&
+          (!verdict?.value || verdictOf(row) === verdict.value) &&
           (!quiet?.checked || row.querySelector('.noisy') === null) &&
           (needle === '' || `${heading} ${row.textContent ?? ''}`.toLowerCase().includes(needle));
         row.hidden = !visible;

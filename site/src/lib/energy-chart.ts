@@ -1,5 +1,6 @@
 import * as Plot from '@observablehq/plot';
 import { batchLabel } from '../charts/palette.js';
+import { paddedScale } from '../charts/axes.js';
 import { renderChart } from '../charts/render.js';
 import { noisyText, type ChartView } from './comparison-charts.js';
 import type { ProfileEntry } from './data.js';
@@ -50,9 +51,12 @@ export function energyParetoChart(profiles: ProfileEntry[], ctx: SiteSeries, id:
       description: `Energy per sample (${unit}, ${methods.join(', ')}) against throughput for ${rows.length} Profiles; lower right is better. The Pareto front (no Profile both faster and thriftier) is: ${front.map(tip).join('; ')}.`,
       plot: {
         height: 280,
+        // Padded domains and plain-number ticks (charts/axes.ts): no mark on the frame, no "100k" on a samples/s axis.
         marginRight: 90,
-        x: { label: `Throughput (samples/s${logX ? ', log scale' : ''}) →`, type: logX ? 'log' : 'linear', ...(logX ? {} : { zero: true }) },
-        y: { label: `↑ Energy per sample (${unit}${logY ? ', log scale' : ''}; ${methods.join(', ')})`, type: logY ? 'log' : 'linear', grid: true, ...(logY ? {} : { zero: true }) },
+        marginBottom: 40,
+        marginLeft: 60,
+        x: { label: `Throughput (samples/s${logX ? ', log scale' : ''}) →`, ...paddedScale(rows.map((p) => p.throughput_mean!), { log: logX }) },
+        y: { label: `↑ Energy per sample (${unit}${logY ? ', log scale' : ''}; ${methods.join(', ')})`, ...paddedScale(rows.map(scaled), { log: logY }), grid: true },
         color: ctx.palette.colorScale(rows.map(ctx.name)),
         symbol: ctx.palette.symbolScale(rows.map((p) => p.batch_size)),
         marks: [

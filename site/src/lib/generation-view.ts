@@ -1,5 +1,6 @@
 import type { GenerationResult, Stats } from '@pbh/core';
 import * as Plot from '@observablehq/plot';
+import { tickText } from '../charts/axes.js';
 import { renderChart } from '../charts/render.js';
 import { fmtNum } from './format.js';
 
@@ -35,14 +36,18 @@ function histogram(id: string, title: string, valuesMs: number[], stats: Stats, 
       `Histogram of ${valuesMs.length} ${what} from session 1, in milliseconds${log ? ' on a log axis' : ''}; over every session ` +
       `p50 is ${fmtNum(p50)} ms and p99 ${fmtNum(p99)} ms (the two vertical rules).`,
     plot: {
-      height: 220,
-      x: { label: `${what} (ms${log ? ', log scale' : ''}) →`, type: log ? 'log' : 'linear' },
-      y: { label: '↑ Count', grid: true },
+      height: 230,
+      marginBottom: 40,
+      marginLeft: 50,
+      x: { label: `${what} (ms${log ? ', log scale' : ''}) →`, type: log ? 'log' : 'linear', tickFormat: tickText },
+      y: { label: '↑ Count', grid: true, nice: true, tickFormat: tickText },
       marks: [
         Plot.rectY(rows, { ...Plot.binX({ y: 'count' }, { x: 'v', thresholds }), fill: '#4269d0' }),
         Plot.ruleX([p50], { stroke: '#222', strokeDasharray: '4 2' }),
         Plot.ruleX([p99], { stroke: '#d62728', strokeDasharray: '4 2' }),
-        Plot.text([{ x: p50, t: 'p50' }, { x: p99, t: 'p99' }], { x: 'x', text: 't', frameAnchor: 'top', dy: -4 }),
+        // p50 to the left of its rule, p99 to the right: the two never overlap however close they are.
+        Plot.text([{ x: p50, t: 'p50' }], { x: 'x', text: 't', frameAnchor: 'top', dy: -4, dx: -3, textAnchor: 'end' }),
+        Plot.text([{ x: p99, t: 'p99' }], { x: 'x', text: 't', frameAnchor: 'top', dy: -4, dx: 3, textAnchor: 'start', fill: '#b3261e' }),
         Plot.ruleY([0]),
       ],
     },

@@ -37,16 +37,26 @@ export function verdictText(
   return [`${p.validity}${figure}`, ...(p.validity_reasons ?? []).map((reason) => `• ${reason}`)].join('\n');
 }
 
-/** A status in words (its table cells and badges). */
+/**
+ * A status in words (its table cells and badges). Status says whether the cell produced a result; the verdict
+ * (VALID/INVALID) says whether that result meets LoadGen's rules. `invalid_output` reads "wrong output" so that no
+ * status is mistaken for the INVALID verdict.
+ */
 export const STATUS_TEXT: Record<ProfileStatus, string> = {
   ok: 'ok',
   failed: 'failed',
   timeout: 'timeout',
   skipped: 'skipped',
-  invalid_output: 'invalid output',
+  invalid_output: 'wrong output',
 };
 
-/** A status as the site's badge (site.css colours `status-<status>`). */
+/** A status as the site's badge (site.css colours `status-<status>`), named as a status. */
 export function statusHtml(status: ProfileStatus): Html {
-  return html`<span class="status status-${status}">${STATUS_TEXT[status]}</span>`;
+  return html`<span class="status status-${status}" title="status: did the cell produce a result">${STATUS_TEXT[status]}</span>`;
+}
+
+/** A verdict as the site's badge, named as a verdict; null where the Profile has none. */
+export function verdictHtml(validity: 'VALID' | 'INVALID' | null, root: string): Html | null {
+  if (validity === null) return null;
+  return html`<a class="verdict verdict-${validity.toLowerCase()}" href="${root}glossary.html#verdict" title="verdict: does the run meet LoadGen's rules">${validity}</a>`;
 }

@@ -5,28 +5,42 @@ import type { ProfileEntry } from './data.js';
 export const LEADERBOARD_PAGE_SIZE = 500;
 
 /**
- * ok Profiles first, by model, batch size, scenario, precision, hardware, then rank (ranks count within that group, as
- * the leaderboard view's rank_in_group does); the rest after them,
- * unranked, by model, engine entry, newest first. Nothing is dropped.
+ * Whether a Profile is ranked: it measured (status ok) and its run meets LoadGen's rules for its scenario (verdict
+ * VALID; a Profile without a verdict, stored before scenarios were judged, counts as VALID). An INVALID one is set
+ * apart with its reason, as MLPerf's results tables keep invalid runs out of the ranking.
+ */
+export const isRanked = (p: Pick<ProfileEntry, 'status' | 'validity'>): boolean => p.status === 'ok' && p.validity !== 'INVALID';
+
+/** The three parts of a Profile table, in this order: ranked, measured but INVALID, and no result. */
+export type RowKind = 'ranked' | 'invalid' | 'failed';
+export const rowKind = (p: Pick<ProfileEntry, 'status' | 'validity'>): RowKind => (p.status !== 'ok' ? 'failed' : isRanked(p) ? 'ranked' : 'invalid');
+
+/**
+ * Ranked Profiles first, by model, batch size, scenario, hardware, then throughput (fastest first, whatever its
+ * precision: one answer per model and batch, the precisions compared inside the group); INVALID ones after them by
+ * model, hardware, engine entry; then the rest, unranked, by model, engine entry, newest first. Nothing is dropped.
  */
 export function leaderboardOrder(profiles: readonly ProfileEntry[]): ProfileEntry[] {
   // LoadGen's order (single stream, multi stream, server, offline), not the alphabet's.
   const scenarios: readonly string[] = ScenarioResultSchema.shape.kind.options;
   // One collator for the whole sort: localeCompare builds one per call, which was most of a 10,000-row sort.
   const { compare } = new Intl.Collator();
-  const ok = profiles
-    .filter((p) => p.status === 'ok')
+  const ranked = profiles
+    .filter((p) => rowKind(p) === 'ranked')
     .sort(
       (a, b) =>
         compare(a.model_name, b.model_name) ||
         a.batch_size - b.batch_size ||
         scenarios.indexOf(a.scenario) - scenarios.indexOf(b.scenario) ||
-        compare(a.precision ?? '', b.precision ?? '') ||
         compare(a.hardware, b.hardware) ||
-        (a.rank_in_group ?? 0) - (b.rank_in_group ?? 0),
+        (b.throughput_mean ?? -Infinity) - (a.throughput_mean ?? -Infinity) ||
+        compare(a.engine_entry, b.engine_entry),
     );
-  const notOk = profiles
-    .filter((p) => p.status !== 'ok')
+  const invalid = profiles
+    .filter((p) => rowKind(p) === 'invalid')
+    .sort((a, b) => compare(a.model_name, b.model_name) || compare(a.hardware, b.hardware) || a.batch_size - b.batch_size || compare(a.engine_entry, b.engine_entry));
+  const failed = profiles
+    .filter((p) => rowKind(p) === 'failed')
     .sort(
       (a, b) =>
         compare(a.model_name, b.model_name) ||
@@ -34,28 +48,29 @@ export function leaderboardOrder(profiles: readonly ProfileEntry[]): ProfileEntr
         compare(a.engine_entry, b.engine_entry) ||
         compare(b.created_at, a.created_at),
     );
-  return [...ok, ...notOk];
+  return [...ranked, ...invalid, ...failed];
 }
 
 /**
- * Consecutive rows of one ranking group: ok rows of one model, batch size, scenario, executed precision and hardware
- * (what rank_in_group counts within), or the unranked rows of one model and hardware. The table shows the group's
- * shared facts once, in its heading row.
+ * Consecutive rows of one group: ranked rows of one model, batch size, scenario and hardware (precisions side by
+ * side, ranked together by throughput), or the INVALID rows of one model and hardware, or the rows without a result
+ * of one model and hardware. The table shows the group's shared facts once, in its heading row.
  */
 export interface RowGroup {
+  kind: RowKind;
+  /** kind === 'ranked', kept for readers that only ask whether a group is ranked. */
   ranked: boolean;
   model: string;
   batch: number | null;
   scenario: string | null;
-  precision: string | null;
   hardware: string;
   rows: ProfileEntry[];
 }
 
-const groupKey = (p: ProfileEntry): string =>
-  p.status === 'ok'
-    ? ['ok', p.model_name, p.batch_size, p.scenario, p.precision ?? '', p.hardware].join('\u0000')
-    : ['x', p.model_name, p.hardware].join('\u0000');
+const groupKey = (p: ProfileEntry): string => {
+  const kind = rowKind(p);
+  return kind === 'ranked' ? [kind, p.model_name, p.batch_size, p.scenario, p.hardware].join('\u0000') : [kind, p.model_name, p.hardware].join('\u0000');
+};
 
 /** Rows already in leaderboardOrder, cut where the group changes. */
 export function rowGroups(ordered: ProfileEntry[]): RowGroup[] {
@@ -64,16 +79,9 @@ export function rowGroups(ordered: ProfileEntry[]): RowGroup[] {
   for (const p of ordered) {
     const key = groupKey(p);
     if (key !== last || groups.length === 0) {
-      const ranked = p.status === 'ok';
-      groups.push({
-        ranked,
-        model: p.model_name,
-        batch: ranked ? p.batch_size : null,
-        scenario: ranked ? p.scenario : null,
-        precision: ranked ? p.precision : null,
-        hardware: p.hardware,
-        rows: [],
-      });
+      const kind = rowKind(p);
+      const ranked = kind === 'ranked';
+      groups.push({ kind, ranked, model: p.model_name, batch: ranked ? p.batch_size : null, scenario: ranked ? p.scenario : null, hardware: p.hardware, rows: [] });
       last = key;
     }
     groups[groups.length - 1]!.rows.push(p);

@@ -1,5 +1,6 @@
 import type { Boundary, SampleColumns, ScenarioResult, StoredProfile } from '@pbh/core';
 import * as Plot from '@observablehq/plot';
+import { timeAxis } from '../charts/axes.js';
 import { framedChart } from '../charts/framed.js';
 import { stepAfterLines } from '../charts/step-lines.js';
 import { fmtNum } from './format.js';
@@ -157,9 +158,15 @@ export function latencyEcdf(samples: SampleColumns, id: string): { svg: string }
 }
 
 /** Plot's default margins for a chart with a y axis on the left and an x axis below, fixed for framed.ts. */
-const ECDF_MARGINS = { marginTop: 20, marginRight: 20, marginBottom: 30, marginLeft: 40 };
+const ECDF_MARGINS = { marginTop: 20, marginRight: 20, marginBottom: 40, marginLeft: 40 };
 
-function drawEcdf({ id, names, colors, lines, min, max }: EcdfInput): string {
+function drawEcdf(input: EcdfInput): string {
+  // The axis in the unit its latencies read best in (µs, ms or s), never an SI prefix on a tick.
+  const unit = timeAxis([input.max]);
+  const f = unit.fromMs;
+  const { id, names, colors } = input;
+  const lines = f === 1 ? input.lines : input.lines.map((line) => ({ x: line.x.map((v) => v * f), y: line.y }));
+  const [min, max] = [input.min * f, input.max * f];
   const log = max / Math.max(1e-9, min) > 30;
   const x: Plot.ScaleOptions = log
     ? { type: 'log', ...logAxis(Math.max(1e-9, min), max), tickFormat: (v: number) => fmtNum(v) }
@@ -174,7 +181,7 @@ function drawEcdf({ id, names, colors, lines, min, max }: EcdfInput): string {
     swatches: names.map((label, i) => ({ label, color: colors[i]! })),
     frame: {
       ...ECDF_MARGINS,
-      x: { ...x, label: `Latency per batch (ms${log ? ', log scale' : ''}) →` },
+      x: { ...x, label: `Latency per batch (${unit.unit}${log ? ', log scale' : ''}) →` },
       y: { label: '↑ Fraction of batches (%)', domain: [0, 100], grid: true, ticks: [0, 25, 50, 75, 100] },
     },
     marks: (scales) => stepAfterLines(lines.map((line, i) => ({ x: line.x, y: line.y, stroke: colors[i]! })), scales, 1.6),

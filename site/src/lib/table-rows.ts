@@ -1,7 +1,8 @@
 import { accuracyCosts, costCellHtml, scoreCellHtml, type AccuracyCost } from './accuracy.js';
 import type { ProfileEntry } from './data.js';
 import { escapeXml } from './escape.js';
-import { CAUSES, explainFailure, type Cause } from './explain.js';
+import { CAUSES, explainFailure, fixHtml, type Cause } from './explain.js';
+import { groupAnswerHtml } from './group-summary.js';
 import { DASH, fmtDay, fmtNum, fmtPct, fmtPeakFraction } from './format.js';
 import { statusHtml, verdictText } from './labels.js';
 import type { RowGroup } from './leaderboard.js';
@@ -9,6 +10,7 @@ import { busyOf, doorOf } from './busy.js';
 import { noiseOf } from './noise.js';
 import { fmtJoules, methodWords } from './energy.js';
 import { scrubberFor } from './scrub.js';
+import { tuningOf } from './tuning.js';
 
 const REASON_CHARS = 150;
 const WORDS_FIRST = new Set<Cause>(['precision', 'invalid', 'crash', 'unsupported']);
@@ -23,55 +25,94 @@ export const COLUMNS = 13;
  */
 function engineCell(p: ProfileEntry): string {
   const entry = escapeXml(p.engine_entry);
+  const tuning = tuningOf(p);
   const sub = [
     ...(p.engine_entry === p.engine_name ? [] : [escapeXml(p.engine_name)]),
+    // TVM untuned and tuned are different programs: a row says which, whatever the entry's label says.
+    ...(tuning !== null && !p.engine_entry.includes(tuning) ? [tuning] : []),
     ...(p.precision !== null && p.precision_requested !== null && p.precision_requested !== p.precision ? [`asked ${escapeXml(p.precision_requested)}`] : []),
   ];
   return sub.length === 0 ? `<td>${entry}` : `<td data-v="${entry}">${entry} <small class="sub">${sub.join(' · ')}</small>`;
 }
 
-/** The scenario's VALID/INVALID badge, with the reported figure and every reason in the tooltip (the Profile page lists them too). */
-function verdictCell(p: ProfileEntry): string {
+/**
+ * The precision cell of a row (a ranked group holds every precision of its model and batch, each row says its own),
+ * with the device under it where it is not the CPU. The row carries both for the filters (client/table.ts).
+ */
+function precisionCell(p: ProfileEntry): string {
+  const precision = escapeXml(p.precision ?? DASH);
+  return p.engine_device === 'cpu' ? `<td>${precision}` : `<td data-v="${precision}">${precision} <small class="sub">${escapeXml(p.engine_device)}</small>`;
+}
+
+/** A row's own facts for the filters: a group's heading says what all its rows share, but INVALID and failed groups mix batches and scenarios. */
+const rowData = (p: ProfileEntry): string =>
+  ` data-precision="${escapeXml(p.precision ?? DASH)}" data-device="${escapeXml(p.engine_device)}" data-batch="${p.batch_size}" data-scenario="${escapeXml(p.scenario)}"`;
+
+/**
+ * The scenario's VALID/INVALID badge, a link to the glossary's entry; an INVALID one says why in the row, in words
+ * with the fix (the Profile page lists every reason too), the reported figure in the tooltip.
+ */
+function verdictCell(p: ProfileEntry, root: string): string {
   const verdict = verdictText(p);
   if (p.validity === null || verdict === null) return `<td>${DASH}`;
   const validity = escapeXml(p.validity);
-  return `<td data-v="${validity}"><span class="verdict verdict-${validity.toLowerCase()}" title="${escapeXml(verdict)}">${validity}</span>`;
+  const badge = `<a class="verdict verdict-${validity.toLowerCase()}" href="${root}glossary.html#verdict" title="${escapeXml(verdict)}">${validity}</a>`;
+  const reasons = p.validity === 'INVALID' ? (p.validity_reasons ?? []) : [];
+  const why = reasons.length === 0 ? '' : ` <small class="why">${reasons.map((r) => escapeXml(shortReason(r))).join('; ')}</small>`;
+  return `<td data-v="${validity}">${badge}${why}`;
+}
+
+/** A verdict reason without its "every session: " prefix, cut where a row cannot hold more. */
+function shortReason(reason: string): string {
+  const text = reason.replace(/^every session: /, '');
+  return text.length > REASON_CHARS ? `${text.slice(0, REASON_CHARS - 1)}…` : text;
 }
 
 /**
  * Throughput, the noisy mark (noise.ts) where the Profile's own figure is too uncertain to compare closely, and the
  * busy mark (busy.ts) where other processes competed for the CPU while it was measured.
  */
-function throughputCell(p: ProfileEntry): string {
+function throughputCell(p: ProfileEntry, root: string): string {
   const noise = noiseOf(p);
   const busy = busyOf(p);
   if (!noise.noisy && !busy.busy) return `<td>${fmtNum(p.throughput_mean)}`;
+  // The marks link to the glossary's rule (keyboard and touch reach it); why, in words with the fix, under them.
   const marks = [
-    ...(noise.noisy ? [`<span class="noisy" title="${escapeXml(noise.brief)}">noisy</span>`] : []),
-    ...(busy.busy ? [`<span class="noisy busy" title="${escapeXml(busy.text)}">busy</span>`] : []),
+    ...(noise.noisy ? [`<a class="noisy" href="${root}glossary.html#noisy">noisy</a>`] : []),
+    ...(busy.busy ? [`<a class="noisy busy" href="${root}glossary.html#busy">busy</a>`] : []),
   ];
-  return `<td data-v="${p.throughput_mean ?? ''}">${fmtNum(p.throughput_mean)} ${marks.join(' ')}`;
+  const why = [...(noise.noisy ? [`${noise.brief}: ${NOISE_FIX}`] : []), ...(busy.busy ? [`${busy.text}: rerun with nothing else busy`] : [])];
+  return `<td data-v="${p.throughput_mean ?? ''}">${fmtNum(p.throughput_mean)} ${marks.join(' ')} <small class="why">${escapeXml(why.join('; '))}</small>`;
 }
+
+/** The fix for a noisy Profile, in a row's few words (noise.ts has the rule). */
+const NOISE_FIX = 'more sessions, longer ones (min_duration_ms) or a quieter machine';
 
 /** A ranked group whose rows were measured through different doors says so in its heading. */
 function doorsNote(group: RowGroup): string {
-  if (!group.ranked) return '';
+  if (group.kind === 'failed') return '';
   const doors = [...new Set(group.rows.map((p) => doorOf(p)).filter((d): d is string => d !== null))];
   return doors.length > 1 ? ` <span class="doors">measured through different doors: ${doors.map(escapeXml).join('; ')}</span>` : '';
 }
 
-/** The heading row of a group: the facts every row of it shares, the hardware among them, said once. */
-function groupHeading(group: RowGroup): string {
-  const facts = group.ranked
-    ? [escapeXml(group.model), `batch ${group.batch}`, escapeXml(group.scenario ?? ''), escapeXml(group.precision ?? 'precision unknown')]
-    : [escapeXml(group.model), 'not ranked: failed, timed out, skipped or invalid output'];
-  return `<tr class="g"><th colspan="${COLUMNS}" scope="rowgroup">${facts.join(' · ')} <span class="hw">${escapeXml(group.hardware)}</span>${doorsNote(group)}`;
+/**
+ * The heading row of a group: the facts every row of it shares, the hardware among them, said once; a ranked group
+ * then gives its answer first (its fastest entry across precisions and what that costs in answers), and the
+ * precisions side by side.
+ */
+function groupHeading(group: RowGroup, costs: ReadonlyMap<string, AccuracyCost>): string {
+  const facts =
+    group.kind === 'ranked'
+      ? [escapeXml(group.model), `batch ${group.batch}`, escapeXml(group.scenario ?? '')]
+      : group.kind === 'invalid'
+        ? [escapeXml(group.model), 'measured, not ranked: INVALID by LoadGen\'s rules (each row says why and the fix)']
+        : [escapeXml(group.model), 'no result: failed, timed out, skipped or wrong output (each row says why and the fix)'];
+  const answer = group.kind === 'ranked' ? groupAnswerHtml(group.rows, costs) : '';
+  return `<tr class="g"><th colspan="${COLUMNS}" scope="rowgroup">${facts.join(' · ')} <span class="hw">${escapeXml(group.hardware)}</span>${doorsNote(group)}${answer}`;
 }
 
 function groupData(group: RowGroup): string {
-  const attrs: [string, string | number | null][] = [
-    ['model', group.model], ['batch', group.batch], ['scenario', group.scenario], ['precision', group.ranked ? (group.precision ?? DASH) : null], ['hardware', group.hardware],
-  ];
+  const attrs: [string, string | number | null][] = [['kind', group.kind], ['model', group.model], ['batch', group.batch], ['scenario', group.scenario], ['hardware', group.hardware]];
   return attrs.filter(([, v]) => v !== null).map(([k, v]) => ` data-${k}="${escapeXml(String(v))}"`).join('');
 }
 
@@ -84,10 +125,11 @@ function energyCell(p: ProfileEntry): string {
   return `<td data-v="${p.energy_j_per_sample}">${fmtJoules(p.energy_j_per_sample)} <small class="sub">${escapeXml(methodWords(p.energy_method))}</small>`;
 }
 
-function okRow(p: ProfileEntry, root: string, latency: (ms: number | null, p: ProfileEntry) => string, cost: AccuracyCost | undefined): string {
+/** A measured row: its rank where its group is ranked (INVALID rows have none), its precision on the row itself. */
+function okRow(p: ProfileEntry, rank: number | null, root: string, latency: (ms: number | null, p: ProfileEntry) => string, cost: AccuracyCost | undefined): string {
   const memory = p.peak_device_mb ?? p.peak_rss_mb;
   return (
-    `<tr><td>${p.rank_in_group ?? ''}${engineCell(p)}<td>${escapeXml(p.engine_device)}${verdictCell(p)}${throughputCell(p)}` +
+    `<tr${rank === null ? ' class="iv"' : ''}${rowData(p)}><td>${rank ?? ''}${engineCell(p)}${precisionCell(p)}${verdictCell(p, root)}${throughputCell(p, root)}` +
     `<td>${latency(p.p50_ms, p)}<td>${latency(p.p99_ms, p)}${scoreCellHtml(p)}${costCellHtml(cost)}<td>${fmtNum(memory)}<td>${fmtPeakFraction(p.peak_fraction, 2)}${energyCell(p)}` +
     profileLink(p, root)
   );
@@ -99,10 +141,12 @@ function failedRow(p: ProfileEntry, root: string): string {
   const message = explained === null ? 'no reason recorded' : WORDS_FIRST.has(explained.cause) ? explained.words : explained.message;
   const reason = message.length > REASON_CHARS ? `${message.slice(0, REASON_CHARS - 1)}…` : message;
   const cell = `b${p.batch_size} · ${escapeXml(p.scenario)}${p.precisionLabel ? ` · ${escapeXml(p.precisionLabel)}` : ''}`;
-  const cause = explained ? `<b title="${escapeXml(explained.fix)}">${CAUSES[explained.cause]}</b>: ` : '';
+  const cause = explained ? `<b>${CAUSES[explained.cause]}</b>: ` : '';
+  // The fix in the row, not in a tooltip: keyboard and touch readers see it too.
+  const fix = explained ? ` <small class="why">Fix: ${fixHtml(explained.fix).value}</small>` : '';
   return (
-    `<tr class="x"><td>${engineCell(p)}<td>${escapeXml(p.engine_device)}` +
-    `<td colspan="${COLUMNS - 4}">${statusHtml(p.status).value} ${cell}. ${cause}${escapeXml(reason)}` +
+    `<tr class="x"${rowData(p)}><td>${engineCell(p)}${precisionCell(p)}` +
+    `<td colspan="${COLUMNS - 4}">${statusHtml(p.status).value} ${cell}. ${cause}${escapeXml(reason)}${fix}` +
     profileLink(p, root)
   );
 }
@@ -137,8 +181,10 @@ export function profileBodiesHtml(groups: RowGroup[], root: string, mixedBoundar
   return groups
     .map(
       (group) =>
-        `<tbody${groupData(group)}>${groupHeading(group)}` +
-        group.rows.map((p) => (p.status === 'ok' ? okRow(p, root, latency, costs.get(p.profile_id)) : failedRow(p, root))).join(''),
+        `<tbody${groupData(group)}>${groupHeading(group, costs)}` +
+        group.rows
+          .map((p, i) => (p.status === 'ok' ? okRow(p, group.kind === 'ranked' ? i + 1 : null, root, latency, costs.get(p.profile_id)) : failedRow(p, root)))
+          .join(''),
     )
     .join('');
 }

@@ -1,6 +1,6 @@
 import { agreementWhy } from '../accuracy.js';
 import type { ProfileEntry } from '../data.js';
-import { statusHtml } from '../labels.js';
+import { statusHtml, verdictHtml } from '../labels.js';
 import { fmtCount, fmtDate, fmtFlops, fmtMiB, fmtNum, fmtPct, fmtPeakFraction } from '../format.js';
 import { html, type Html } from '../html.js';
 import { busyOf, doorOf } from '../busy.js';
@@ -20,7 +20,9 @@ export function profileTitle(entry: ProfileEntry): string {
 
 /** The heading, what the Profile is and where its model, engine, run and History series are. */
 export function headHtml(entry: ProfileEntry, root: string): Html {
-  return html`<h1>${profileTitle(entry)} ${statusHtml(entry.status)}</h1>
+  const verdict = verdictHtml(entry.validity, root);
+  return html`<h1>${profileTitle(entry)}</h1>
+<p class="badges">Status <a href="${root}glossary.html#status">(did it produce a result)</a>: ${statusHtml(entry.status)}${verdict && html` · Verdict <a href="${root}glossary.html#verdict">(does it meet LoadGen's rules)</a>: ${verdict}`}</p>
 <p class="lead">Profile <code>${entry.profile_id}</code>, measured ${fmtDate(entry.created_at)} in run <a href="${root}runs/${runSlug(entry.run_id)}.html">${entry.run_name ?? entry.run_id}</a>. Model page: <a href="${root}models/${entry.modelSlug}.html">${entry.model_name}</a>; engine page: <a href="${root}engines/${entry.engineSlug}.html">${entry.engine_name}</a>${entry.status === 'ok' && html`; history of this cell: <a href="${root}history/${entry.seriesSlug}.html">${entry.seriesKey}</a>`}.</p>`;
 }
 
