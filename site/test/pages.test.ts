@@ -263,6 +263,54 @@ describe('published pages', () => {
     expect(html).toMatch(/npx pbh run …\/nested\/vision\.json --db …\/pbh-pages-test-\w+\/results\.duckdb --only [0-9a-f]+/);
   });
 
+  it('carry no absolute local path in any file the build writes: downloads, Parquet and the console\'s database too', async () => {
+    // Text of every file: .gz unpacked; Parquet and DuckDB files read through DuckDB, every text cell of every table.
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    const cells = async (from: string): Promise<string> => {
+      const described = await connection.runAndReadAll(`SELECT column_name FROM (DESCRIBE SELECT * FROM ${from}) WHERE column_type IN ('VARCHAR', 'JSON')`);
+      const columns = described.getRows().map(([c]) => `"${String(c)}"::VARCHAR`);
+      if (columns.length === 0) return '';
+      const rows = await connection.runAndReadAll(`SELECT concat_ws(chr(10), ${columns.join(', ')}) FROM ${from}`);
+      return rows.getRows().map(([v]) => String(v ?? '')).join('\n');
+    };
+    const files: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (entry.isDirectory()) walk(path.join(dir, entry.name));
+        else files.push(path.join(dir, entry.name));
+      }
+    };
+    walk(out);
+    let checked = 0;
+    try {
+      for (const file of files) {
+        let text: string;
+        if (file.endsWith('.parquet')) text = await cells(`read_parquet('${file}')`);
+        else if (file.endsWith('.duckdb')) {
+          await connection.run(`ATTACH '${file}' AS published (READ_ONLY)`);
+          const tables = await connection.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = 'published'`);
+          const parts: string[] = [];
+          for (const [t] of tables.getRows()) parts.push(await cells(`published."${String(t)}"`));
+          await connection.run('DETACH published');
+          text = parts.join('\n');
+        } else text = (file.endsWith('.gz') ? gunzipSync(readFileSync(file)) : readFileSync(file)).toString('latin1');
+        const rel = path.relative(out, file);
+        // Where the repository, the database and the configs are on this machine, and the home folder.
+        for (const local of [ROOT, tmp, ...(os.homedir().length > 1 ? [`${os.homedir()}/`] : [])]) expect(text.includes(local), `${rel} holds ${local}`).toBe(false);
+        // Vendored files (duckdb-wasm's emscripten file system names /tmp and /home) are checked for this machine's paths only.
+        if (!rel.startsWith('duckdb')) expect(ABSOLUTE_PATH.exec(text)?.[0], rel).toBeUndefined();
+        checked++;
+      }
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+    expect(files.some((f) => f.endsWith('profiles.parquet')) && files.some((f) => f.endsWith('pbh.duckdb'))).toBe(true);
+    expect(checked).toBe(files.length);
+  });
+
   it('has a Machines page with every system, its CPU, flags, memory, OS, runtimes and which Profiles', async () => {
     await page.goto(`${server.url}machines.html`);
     const machines = await page.locator('section.machine').evaluateAll((els) => els.map((e) => ({ id: e.id, text: e.textContent ?? '', counted: [...e.querySelectorAll<HTMLTableRowElement>('table.num tbody tr')].reduce((n, r) => n + Number(r.cells[2]?.textContent) + Number(r.cells[3]?.textContent), 0) })));
