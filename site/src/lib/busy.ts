@@ -24,10 +24,18 @@ export const BUSY_RULE =
   'at least 10% of the machine\'s CPU time, read from /proc/stat around each session. Fix: rerun with nothing else busy.';
 
 /**
- * Where the model ran and what it was called through. Two engines measured through different doors (a worker's loop
- * against an in-process binding) are not ranked side by side without saying so.
+ * The door a Profile was measured through: every worker engine is timed by the same loop (pbh_worker's), whatever its
+ * binding; an in-process engine by the harness's loop around its own binding. Two engines measured through different
+ * doors are not ranked side by side without saying so.
  */
 export function doorOf(p: { profile: Pick<PublishedProfile['profile'], 'engine'> }): string | null {
+  const { process, binding } = p.profile.engine;
+  if (!process) return null;
+  return process === 'worker' ? "a worker's loop" : `the harness's process${binding ? ` through ${binding}` : ''}`;
+}
+
+/** Where the model ran, in words, for a Profile page. */
+export function placeOf(p: { profile: Pick<PublishedProfile['profile'], 'engine'> }): string | null {
   const { process, binding } = p.profile.engine;
   if (!process) return null;
   return `${process === 'worker' ? 'in a worker' : "in the harness's process"}${binding ? ` through ${binding}` : ''}`;

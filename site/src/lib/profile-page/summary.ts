@@ -3,7 +3,7 @@ import type { ProfileEntry } from '../data.js';
 import { statusHtml, verdictHtml } from '../labels.js';
 import { fmtCount, fmtDate, fmtFlops, fmtMiB, fmtNum, fmtPct, fmtPeakFraction } from '../format.js';
 import { html, type Html } from '../html.js';
-import { busyOf, doorOf } from '../busy.js';
+import { busyOf, placeOf } from '../busy.js';
 import { noiseOf } from '../noise.js';
 import { runSlug } from '../run-configs.js';
 
@@ -49,7 +49,7 @@ export function summaryHtml(entry: ProfileEntry): Html {
   const precision = profile.engine.precision;
   const noise = noiseOf(entry);
   const busy = busyOf(entry);
-  const door = doorOf(entry);
+  const door = placeOf(entry);
   const headline = entry.latency_boundary;
   const moved = transport(entry);
   const precisionText = precision
