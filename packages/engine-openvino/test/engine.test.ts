@@ -145,8 +145,14 @@ describe('@pbh/engine-openvino', () => {
   });
 
   it('refuses a precision INFERENCE_PRECISION_HINT cannot express instead of running another', async () => {
-    const error = (await prepare('digits_cnn', 1, {}, suiteModel('digits_cnn'), 'int8').catch((e: unknown) => e)) as Error;
-    expect(error.message).toContain("OpenVINO's INFERENCE_PRECISION_HINT takes fp32, bf16, fp16; it cannot be asked to execute 'int8'");
+    const error = (await prepare('digits_cnn', 1, {}, suiteModel('digits_cnn'), 'fp64').catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain("OpenVINO's INFERENCE_PRECISION_HINT takes fp32, bf16, fp16, int8; it cannot be asked to execute 'fp64'");
+  });
+
+  it('asked int8 of a float graph, runs it and says it ran fp32 (no quantized region to run in int8)', async () => {
+    const model = await prepare('digits_cnn', 1, {}, suiteModel('digits_cnn'), 'int8');
+    expect(model.precision?.executed).toBe('fp32');
+    expect(model.precision?.evidence).toMatch(/^INFERENCE_PRECISION_HINT=f32 set \(int8 asked: the ops outside quantized regions\), compiled model reports f32; runtime precisions of \d+ compute ops: f32 x\d+/);
   });
 
   it('moves float32, int32, bool and int64 tensors through a multi-output model', async () => {
@@ -302,7 +308,7 @@ describe('@pbh/engine-openvino', () => {
     // Precision is the cell's, not an engine option.
     expect(() => OpenVINOOptionsSchema.parse({ inference_precision: 'bf16' })).toThrow();
     expect(OpenVINOOptionsSchema.parse({ streams: 'auto' })).toMatchObject({ streams: 'auto', hint: 'latency' });
-    expect(openvinoEngine.precisions).toEqual(['fp32', 'bf16', 'fp16']);
+    expect(openvinoEngine.precisions).toEqual(['fp32', 'bf16', 'fp16', 'int8']);
     const error = (await openvinoEngine
       .prepare({ model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir }, batchSize: 1, device: 'cpu', options: {}, inputs: [], seed: 0, precision: 'fp32', process: 'worker' })
       .catch((e: unknown) => e)) as Error;
