@@ -60,7 +60,9 @@ export function checkFit(x: Tensor, spec: TensorSpec, batchSize: number, who: st
           : x.dims.length === want.length
             ? ' Resize/crop the data or pick the matching model.'
             : ` The number of axes differs: check the dataset arrays against the model input, or feed it another way in ${configLine} ({ constant: VALUE, dtype: ${spec.dtype} } or { zeros: true }).`;
+  // "here": the shape at this batch, on the batch axis the hint proposes where it proposes one.
+  const here = axis !== null ? concreteSpec(spec, batchSize, undefined, axis).shape : want;
   throw new DatasetError(
-    `${where} has shape [${x.dims.join(', ')}] but ${who} input "${spec.name}" takes [${spec.shape.map((d) => d ?? '?').join(', ')}] (here [${want.join(', ')}]).${hint}`,
+    `${where} has shape [${x.dims.join(', ')}] but ${who} input "${spec.name}" takes [${spec.shape.map((d) => d ?? '?').join(', ')}] (here [${here.join(', ')}]).${hint}`,
   );
 }

@@ -1,0 +1,105 @@
+import { execFileSync } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
+import { ROOT } from './suite.js';
+
+/**
+ * The forms ONNX files come in, on every engine through `pbh run`: recurrent state with its batch on axis 1 and a
+ * scalar that decides an If (fed as zeros and a constant), float16 inputs and outputs, weights in a side file, and
+ * opsets from 7 to 26, the newest ONNX Runtime 1.30 loads (27 it refuses; OpenVINO and TVM import both).
+ */
+const ENGINES = ['onnxruntime', 'openvino', 'tvm'] as const;
+const OPSETS = [7, 13, 26];
+const N = 8;
+
+interface Row {
+  model_name: string;
+  engine_name: string;
+  status: string;
+  error: string | null;
+  achieved_flops: number | null;
+  profile_json: string;
+}
+
+let dir = '';
+let rows: Row[] = [];
+let stderr = '';
+
+beforeAll(async () => {
+  dir = await tempDir('pbh-formats-');
+  const python = path.join(ROOT, '.venv', 'bin', 'python');
+  execFileSync(python, [path.join(ROOT, 'test', 'fixtures', 'make_formats.py'), dir, ...OPSETS.map(String)]);
+  const spec = {
+    x4: { samples: N, dtype: 'float32', shape: [4], low: -1, high: 1 },
+    x16: { samples: N, dtype: 'float32', shape: [16], low: -1, high: 1 },
+    h16: { samples: N, dtype: 'float16', shape: [16], low: -1, high: 1 },
+  };
+  execFileSync(python, [path.join(ROOT, 'test', 'fixtures', 'wild_data.py'), dir, JSON.stringify(spec)]);
+  const config = await writeConfig(dir, 'formats.yaml', {
+    name: 'model-formats',
+    dataset: { kind: 'npy', inputs: { x4: 'x4.npy', x16: 'x16.npy', h16: 'h16.npy' } },
+    models: [
+      { name: 'state_if', path: 'state_if.onnx', inputs: { x: 'x4', state: { zeros: true }, sr: { constant: 16000, dtype: 'int64' } } },
+      { name: 'fp16_mlp', path: 'fp16_mlp.onnx', inputs: { x: 'h16' } },
+      { name: 'external_mlp', path: 'external_mlp.onnx', inputs: { x: 'x16' } },
+      ...OPSETS.map((o) => ({ name: `mlp_opset${o}`, path: `mlp_opset${o}.onnx`, inputs: { x: 'x16' } })),
+    ],
+    engines: ENGINES.map((name) => (name === 'tvm' ? { name, options: { cacheDir: path.join(dir, 'tvm-cache') } } : { name })),
+    batch_sizes: [1, 4],
+    warmup_batches: 1,
+    sessions: 1,
+    scenario: { kind: 'single_stream', min_query_count: 4, min_duration_ms: 0 },
+    layer_profile: { enabled: false },
+  });
+  const db = path.join(dir, 'formats.duckdb');
+  stderr = (await pbh(['run', config, '--db', db], { timeoutMs: 20 * 60_000 })).stderr;
+  rows = await queryJson<Row>(db, 'SELECT model_name, engine_name, status, error, achieved_flops, profile_json::VARCHAR AS profile_json FROM profiles WHERE batch_size = 4 ORDER BY model_name, engine_name');
+}, 25 * 60_000);
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** The parts of a stored Profile these tests read. */
+interface Stored {
+  model: { counted_at?: Record<string, number[]>; flops_per_sample: number | null; flops_note?: string | null; opset: number | null };
+  correctness: { passed: boolean; tolerance_rule: string; max_abs_error: number };
+}
+
+const profile = (model: string, engine: string): { row: Row; json: Stored } => {
+  const row = rows.find((r) => r.model_name === model && r.engine_name === engine);
+  if (!row) throw new Error(`no Profile for ${model} on ${engine}; pbh run said:\n${stderr.slice(-3000)}`);
+  return { row, json: JSON.parse(row.profile_json) as Stored };
+};
+
+describe('ONNX files as users bring them, on every engine', () => {
+  const models = ['state_if', 'fp16_mlp', 'external_mlp', ...OPSETS.map((o) => `mlp_opset${o}`)];
+  it.each(models.flatMap((m) => ENGINES.map((e) => [m, e] as const)))('%s runs on %s at batch 4', (model, engine) => {
+    const { row } = profile(model, engine);
+    expect(row.error, `${model} on ${engine}`).toBeNull();
+    expect(row.status).toBe('ok');
+    expect(row.achieved_flops).toBeGreaterThan(0);
+  });
+
+  it('feeds the state as zeros [2, 4, 3] on its batch axis and the sample rate as a scalar, and counts the If branch it takes', () => {
+    const { json } = profile('state_if', 'openvino');
+    expect(json.model.counted_at).toEqual({ x: [4, 4], state: [2, 4, 3], sr: [] });
+    // At batch 4: the then-branch's 2x + x is 2 FLOPs per element of x [4, 4], stateN = state + 1 one per element of
+    // [2, 4, 3], the Equal on the scalar one per query; divided by the batch.
+    expect(json.model.flops_per_sample).toBe((2 * 4 * 4 + 2 * 4 * 3 + 1) / 4);
+    expect(json.model.flops_note).toMatch(/counted the then branch, the one its condition takes/);
+  });
+
+  it('compares float16 outputs as values under the fp16 rule', () => {
+    const { json } = profile('fp16_mlp', 'openvino');
+    expect(json.correctness.passed).toBe(true);
+    expect(json.correctness.tolerance_rule).toMatch(/^reduced_precision: fp16 (executed|model)/);
+    expect(json.correctness.max_abs_error).toBeLessThan(0.05);
+  });
+
+  it('names the opsets each file declares', () => {
+    for (const o of OPSETS) expect(profile(`mlp_opset${o}`, 'tvm').json.model.opset).toBe(o);
+  });
+});
