@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PrecisionFactsSchema, PrecisionSchema } from './precision.js';
 import { TensorSpecSchema } from './tensor.js';
+import { ModelSourceSchema } from './model-source.js';
 import { StatsSchema } from './stats.js';
 import { GenerationResultSchema } from './generation.js';
 import { EnergySchema } from './energy.js';
@@ -67,6 +68,8 @@ export const ModelFactsSchema = z.object({
     })
     .nullable()
     .optional(),
+  /** A PyTorch-born model (.pt, .pt2): the file the config named and the ONNX export the figures above describe. */
+  source: ModelSourceSchema.optional(),
 });
 export type ModelFacts = z.infer<typeof ModelFactsSchema>;
 

@@ -6,7 +6,9 @@ import type { ModelFacts, SystemInfo } from '../contracts/profile.js';
 import type { ModelConfig } from '../config/schema.js';
 import type { LoadedExperiment } from '../config/load.js';
 import type { Registry } from '../plugins/registry.js';
-import { modelFacts } from './model-facts.js';
+import { stat } from 'node:fs/promises';
+import { ModelFileError, modelFacts } from './model-facts.js';
+import { exportTorchModel, isTorchModel } from '../model/torch-export.js';
 import type { ReferenceOutputs } from './reference.js';
 
 export type CellProgress = { kind: 'phase'; phase: string } | { kind: 'session'; index: number; of: number };
@@ -38,17 +40,36 @@ export function probeOnce(ctx: SweepContext, engine: Engine, process: EngineProc
   return p;
 }
 
+/** PyTorch-born model files (.pt, .pt2) against their ONNX exports, filled by modelFactsOnce before a plan reads modelPath. */
+const exported = new Map<string, string>();
+
+/** The model file engines are given: the config's, or for a .pt/.pt2 its ONNX export (whose metadata names the source). */
 export function modelPath(ctx: SweepContext, model: ModelConfig): string {
-  return path.resolve(ctx.loaded.dir, model.path);
+  const file = path.resolve(ctx.loaded.dir, model.path);
+  return exported.get(file) ?? file;
 }
 
 export function modelFactsOnce(ctx: SweepContext, model: ModelConfig): Promise<ModelFacts> {
-  const file = modelPath(ctx, model);
+  const file = path.resolve(ctx.loaded.dir, model.path);
   const key = `${file}\0${model.name}`;
   let p = ctx.models.get(key);
   if (!p) {
-    p = modelFacts(model, file);
+    p = isTorchModel(file) ? torchModelFacts(model, file) : modelFacts(model, file);
     ctx.models.set(key, p);
   }
   return p;
+}
+
+/** A .pt/.pt2 is exported to ONNX once (cached on disk), analysed as that export, and its source recorded. */
+async function torchModelFacts(model: ModelConfig, file: string): Promise<ModelFacts> {
+  if (!(await stat(file).catch(() => undefined))?.isFile()) {
+    throw new ModelFileError(`model "${model.name}": file ${file} does not exist. Fix models[].path (relative to the config file).`);
+  }
+  const done = await exportTorchModel(file).catch((e: unknown) => {
+    throw new ModelFileError(`model "${model.name}": ${(e as Error).message}`);
+  });
+  exported.set(file, done.onnx_path);
+  const facts = await modelFacts({ ...model, framework: model.framework ?? 'pytorch' }, done.onnx_path);
+  const { onnx_path: onnxPath, input_names: _inputs, output_names: _outputs, ...record } = done;
+  return { ...facts, source: { path: file, onnx_path: onnxPath, ...record } };
 }
