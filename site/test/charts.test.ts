@@ -165,7 +165,7 @@ const okProfiles = (): StoredProfile[] => profiles.filter((p) => p.status === 'o
 describe('charts (Observable Plot, static SVG) and the Sparsity study page', () => {
   it('lists the study in the navigation and shows Table 1: target and measured sparsity, kind and method per model', async () => {
     await open('index.html');
-    await page.getByRole('link', { name: 'Sparsity study' }).click();
+    await page.getByRole('link', { name: 'Compression study' }).click();
     expect(page.url()).toMatch(/sparsity\.html$/);
     const rows = await page.locator('table[data-table="table1"] tbody tr').evaluateAll((trs) =>
       trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')),

@@ -31,9 +31,11 @@ export interface CompressionPoint {
 
 const QUANTIZED_LABEL: Record<string, string> = { static: 'INT8 static', dynamic: 'INT8 dynamic', nncf: 'INT8 static (NNCF)' };
 
-function pruning(p: ProfileEntry): string | null {
+/** The pruning label; a quantized file's few weights rounded to zero are not pruning unless pbh prune recorded it. */
+function pruning(p: ProfileEntry, quantized: boolean): string | null {
   const s = p.profile.model?.sparsity;
   if (!s || s.kind === 'dense' || s.actual === 0) return null;
+  if (quantized && s.method === null && s.kind !== 'n_m') return null;
   const method = s.method ?? 'unknown method';
   if (s.kind === 'n_m' && s.n !== null && s.m !== null) return `${s.n}:${s.m} (${method})`;
   return `${Math.round((s.target ?? s.actual) * 100)}% (${method})`;
@@ -43,7 +45,7 @@ function pruning(p: ProfileEntry): string | null {
 export function variantOf(p: ProfileEntry): { variant: string; order: number } {
   const q = p.profile.model?.quantized ?? null;
   const quantized = q ? (QUANTIZED_LABEL[q.method] ?? `INT8 ${q.method}`) : p.profile.model?.quantization ? `quantized ${p.profile.model.quantization}` : null;
-  const pruned = pruning(p);
+  const pruned = pruning(p, quantized !== null);
   if (pruned && quantized) return { variant: `${pruned} + ${quantized}`, order: 4 };
   if (quantized) return { variant: quantized, order: 2 };
   if (pruned) return { variant: pruned, order: 3 };

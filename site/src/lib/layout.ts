@@ -8,7 +8,7 @@ const LINKS: readonly (readonly [NavKey, string, string])[] = [
   ['models', 'models.html', 'Models'],
   ['engines', 'engines.html', 'Engines'],
   ['comparisons', 'comparisons.html', 'Comparisons'],
-  ['sparsity', 'sparsity.html', 'Sparsity study'],
+  ['sparsity', 'sparsity.html', 'Compression study'],
   ['history', 'history.html', 'History'],
   ['runs', 'runs.html', 'Runs'],
   ['machines', 'machines.html', 'Machines'],
