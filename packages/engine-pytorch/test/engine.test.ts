@@ -82,6 +82,19 @@ describe('@pbh/engine-pytorch', () => {
     }
   });
 
+  it('says how to install torch when its Python is missing', async () => {
+    const saved = process.env.PBH_PYTHON;
+    process.env.PBH_PYTHON = path.join(workDir, 'no-such-python');
+    try {
+      for (const [engine] of ENGINES) {
+        expect(await engine.probe('worker')).toMatchObject({ available: false, fix: expect.stringContaining('npx pbh doctor --fix --engine pytorch') });
+      }
+    } finally {
+      if (saved === undefined) delete process.env.PBH_PYTHON;
+      else process.env.PBH_PYTHON = saved;
+    }
+  });
+
   // The paper's families: the same top-1 as onnxruntime on 64 digits, every PyTorch engine.
   for (const family of ['digits_mobilenet_v2', 'digits_resnet', 'digits_vit']) {
     it.each(ENGINES.map(([e, p]) => [e.name, e, p] as const))(`runs ${family} through onnx2torch on %s with onnxruntime's top-1`, async (_name, engine, parse) => {
