@@ -66,23 +66,32 @@ export function configSnippet(a: ModelAnalysis, modelPath: string): string {
 export const inspectCommand: Command = {
   name: 'inspect',
   summary: 'analyse an ONNX model: I/O, parameters, op census, FLOPs, sparsity',
-  usage: 'pbh inspect MODEL.onnx [--json | --config]',
+  usage: 'pbh inspect MODEL.onnx [--shape NAME=D,D,...]... [--json | --config]',
   help: `
 Everything comes from the ONNX file itself: opset, inputs/outputs, parameter count, op census, per-node output
 shapes, FLOPs per sample (1 multiply-add = 2 FLOPs; integer kernels as integer OPs) and weight sparsity.
 
 Options:
+  --shape    NAME=D,D,...: count at this shape of input NAME (repeatable; e.g. --shape x=1,3,48,320 for a model
+             that leaves axes open: pbh run counts at each cell's own shapes); the first axis is the batch
   --json     machine-readable output
   --config   a ready experiment (dataset: and models: blocks) for this model: every input with its dtype, shape,
              open axes and what it will be fed (a dataset field, a constant, zeros for recurrent state)`,
-  options: { json: { type: 'boolean' }, config: { type: 'boolean' } },
+  options: { json: { type: 'boolean' }, config: { type: 'boolean' }, shape: { type: 'string', multiple: true } },
   async run({ values, positionals }) {
     const file = positionals[0];
     if (!file) throw new UsageError('pbh inspect needs a model file, e.g. pbh inspect model.onnx');
     if (values.json && values.config) throw new UsageError('pbh inspect takes --json or --config, not both');
+    const inputs: Record<string, { shape: number[] }> = {};
+    for (const arg of (values.shape as string[] | undefined) ?? []) {
+      const m = /^([^=]+)=(\d+(?:,\d+)*|)$/.exec(arg);
+      if (!m) throw new UsageError(`--shape ${arg}: write NAME=D,D,... with positive integers, e.g. --shape x=1,3,48,320 (NAME= for a scalar)`);
+      inputs[m[1]!] = { shape: m[2] ? m[2].split(',').map(Number) : [] };
+    }
+    const batch = Object.values(inputs).find((i) => i.shape.length > 0)?.shape[0];
     let analysis;
     try {
-      analysis = await analyzeModel(file);
+      analysis = await analyzeModel(file, Object.keys(inputs).length > 0 ? { inputs, ...(batch ? { batch } : {}) } : {});
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
