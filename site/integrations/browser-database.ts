@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { EXPORTED_RELATIONS } from '@pbh/core';
-import { scrubbedSelect } from './scrub-exports.js';
+import { loadCommandMap, scrubbedSelect } from './scrub-exports.js';
 
 function sqlString(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
@@ -59,6 +59,7 @@ export async function writeBrowserDatabase(sourceDb: string, target: string): Pr
       throw new Error(`Could not read ${sourceDb} for the SQL console's database: ${message}`, { cause: error });
     }
     await connection.run(`ATTACH ${sqlString(target)} AS pub (STORAGE_VERSION 'v1.0.0')`);
+    await loadCommandMap(connection, ['SELECT * FROM src.profiles', 'SELECT * FROM src.runs', 'SELECT * FROM src.leaderboard']);
     for (const relation of EXPORTED_RELATIONS) {
       if (relation === 'samples') {
         await writeSamples(connection);

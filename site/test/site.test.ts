@@ -350,9 +350,9 @@ describe('pbh site build from a real pbh run', () => {
     expect(headings.slice(3, 7)).toEqual(['Verdict', 'Samples/s', 'p50 ms (headline)', 'p99 ms (headline)']);
     const rows = await page.locator('table#lb tbody tr:not(.g)').evaluateAll((trs: HTMLTableRowElement[]) =>
       trs.map((tr) => {
-        // An ok row's executed precision is its group's (the heading, and <tbody data-precision>), the request under its entry.
+        // A row's executed precision is its own (its Precision cell, and <tr data-precision>), the request under its entry.
         const asked = /asked (\S+)/.exec(tr.cells[1]?.querySelector('small')?.textContent ?? '')?.[1];
-        const executed = (tr.parentElement as HTMLElement).dataset.precision ?? '';
+        const executed = tr.dataset.precision ?? '';
         return {
           ok: !tr.classList.contains('x'),
           precision: asked ? `${executed} (asked ${asked})` : executed,
@@ -385,7 +385,7 @@ describe('pbh site build from a real pbh run', () => {
     if (askedBf16.length > 0) {
       const executed = askedBf16[0]!.precision.split(' ')[0]!;
       await page.locator('select[data-key="precision"]').selectOption(executed);
-      const shown = await page.locator('table#lb tbody:not([hidden])').evaluateAll((bodies: HTMLElement[]) => bodies.map((b) => b.dataset.precision));
+      const shown = await page.locator('table#lb tbody tr:not([hidden]):not(.g)').evaluateAll((rows: HTMLElement[]) => rows.map((r) => r.dataset.precision));
       expect(new Set(shown)).toEqual(new Set([executed]));
       await page.locator('select[data-key="precision"]').selectOption('');
     }
@@ -416,17 +416,22 @@ describe('pbh site build from a real pbh run', () => {
       trs.map((tr) => {
         const badge = tr.cells[3]?.querySelector('.verdict');
         const body = tr.parentElement as HTMLTableSectionElement;
-        const sub = (tr.cells[1]?.querySelector('small')?.textContent ?? '').split(' · ').filter((part) => !part.startsWith('asked '));
+        const why = tr.cells[3]?.querySelector('small.why')?.textContent ?? null;
+        // The second line names the engine, then TVM's tuning and the precision asked for where they apply.
+        const sub = (tr.cells[1]?.querySelector('small')?.textContent ?? '').split(' · ').filter((part) => !part.startsWith('asked ') && part !== 'untuned' && part !== 'tuned');
         return {
           ok: !tr.classList.contains('x'),
           rank: tr.cells[0]?.textContent ?? '',
           model: body.dataset.model ?? '',
           entry: (tr.cells[1]?.dataset.v ?? tr.cells[1]?.textContent ?? '').trim(),
           engine: sub[0] || null,
-          scenario: body.dataset.scenario ?? (/ · (\w+)/.exec(tr.cells[3]?.textContent ?? '')?.[1] ?? ''),
+          scenario: tr.dataset.scenario ?? body.dataset.scenario ?? (/ · (\w+)/.exec(tr.cells[3]?.textContent ?? '')?.[1] ?? ''),
           group: [...body.parentElement!.children].indexOf(body),
           verdict: badge?.textContent ?? null,
           reasons: badge?.getAttribute('title') ?? null,
+          why,
+          kind: body.dataset.kind ?? '',
+          throughput: Number((tr.cells[4]?.dataset.v ?? tr.cells[4]?.textContent ?? '').replace(/,/g, '')),
           href: tr.querySelector('a[href^="profiles/"]')?.getAttribute('href') ?? '',
         };
       }),
@@ -440,13 +445,20 @@ describe('pbh site build from a real pbh run', () => {
       if (!row.ok) continue;
       expect(row.verdict, row.href).toBe(profile.scenario?.validity ?? null);
       for (const reason of profile.scenario?.reasons ?? []) expect(row.reasons, row.href).toContain(reason);
+      // An INVALID row is in a group of its own, unranked, and says why in the row itself.
+      if (row.verdict === 'INVALID') {
+        expect(row, row.href).toMatchObject({ kind: 'invalid', rank: '' });
+        expect(row.why, row.href).toBeTruthy();
+      }
     }
     const server = rows.filter((r) => r.entry === 'ort-server');
     expect(server).toHaveLength(1);
-    expect(server[0]).toMatchObject({ ok: true, model: 'digits_cnn', engine: 'onnxruntime', scenario: 'server', verdict: 'INVALID', rank: '1' });
+    expect(server[0]).toMatchObject({ ok: true, model: 'digits_cnn', engine: 'onnxruntime', scenario: 'server', verdict: 'INVALID', rank: '', kind: 'invalid' });
     expect(server[0]!.reasons).toMatch(/^INVALID \(p99_latency_ms [\d.,]+\)\n• /);
+    expect(server[0]!.why).toContain('exceeds the latency bound');
 
-    // Ranks count from 1 within each (model, batch size, scenario, precision, hardware), as the leaderboard view ranks them.
+    // Ranks count from 1 among the VALID rows of each (model, batch size, scenario, hardware), fastest first whatever
+    // the precision; the leaderboard view ranks within each precision, so a row's view rank counts its precision's rows.
     const store = await openStore(db, { readOnly: true });
     let viewRanks: Map<string, number>;
     try {
@@ -455,12 +467,15 @@ describe('pbh site build from a real pbh run', () => {
     } finally {
       await store.close();
     }
-    const seen = new Map<string, number>();
-    for (const row of rows.filter((r) => r.ok)) {
+    const seen = new Map<string, { count: number; last: number }>();
+    for (const row of rows.filter((r) => r.ok && r.kind === 'ranked')) {
       const key = String(row.group);
-      seen.set(key, (seen.get(key) ?? 0) + 1);
-      expect(Number(row.rank), row.href).toBe(seen.get(key));
-      expect(Number(row.rank), row.href).toBe(viewRanks.get(linkedProfile(row.href).profile_id));
+      const before = seen.get(key);
+      seen.set(key, { count: (before?.count ?? 0) + 1, last: row.throughput });
+      expect(Number(row.rank), row.href).toBe(seen.get(key)!.count);
+      if (before) expect(row.throughput, row.href).toBeLessThanOrEqual(before.last);
+      // Every ranked row is in the view, whose rank counts within the row's precision only: never more than the site's.
+      expect(viewRanks.get(linkedProfile(row.href).profile_id), row.href).toBeLessThanOrEqual(Number(row.rank));
     }
 
     // The filters read the entry and the scenario, not the second line under them.
@@ -562,7 +577,7 @@ describe('pbh site build from a real pbh run', () => {
     expect(await page.locator('[data-chart="ecdf"] [class$="-swatch"]').allTextContents()).toEqual(expect.arrayContaining([`transport (n=${profile.latency.transport!.n})`]));
 
     const samples = await fact('Samples');
-    expect(samples).toContain(`timed: ${profile.workload.sessions} sessions × ${profile.workload.samples_per_session} samples`);
+    expect(samples).toContain(`timed: ${profile.workload.sessions} sessions × ${fmtCount(profile.workload.samples_per_session)} samples`);
     expect(samples).toContain(`scored: ${profile.workload.samples_scored} samples in the accuracy pass`);
     expect(await fact('CPU and memory metrics')).toContain(profile.engine.process === 'worker' ? "the engine's worker process" : "PBH's own process");
     if (profile.correctness) {
@@ -586,7 +601,7 @@ describe('pbh site build from a real pbh run', () => {
 
   it('renders a Profile page with its charts, tables, system, config and reproduce command', async () => {
     await page.goto(url('index.html'));
-    await page.locator('table#lb tbody tr:not(.x) a').first().click();
+    await page.locator('table#lb tbody tr:not(.x) a[href^="profiles/"]').first().click();
     await expect.poll(() => page.locator('h2').allTextContents()).toEqual(
       expect.arrayContaining(['Latency distribution', 'Stability across sessions', 'Per-layer breakdown', 'Achieved vs peak FLOP/s', 'Reproduce', 'System', 'Full config']),
     );

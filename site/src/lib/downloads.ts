@@ -1,6 +1,7 @@
 import { scoreKind } from './accuracy.js';
 import { currentProfiles, paretoFront, speedupMatrices, byDataset } from './comparisons.js';
 import { toCsv, toJson, type DataTable } from './csv.js';
+import { scrubCommand } from './scrub.js';
 import type { ProfileEntry, SiteData } from './data.js';
 import { buildHistory, type HistorySeries } from './history.js';
 import { siteSeries } from './site-series.js';
@@ -66,7 +67,8 @@ export function profileRecord(p: ProfileEntry): Record<string, unknown> {
     peak_device_mb: p.peak_device_mb,
     achieved_flops: p.achieved_flops,
     peak_fraction: p.peak_fraction,
-    command: p.command,
+    // As the pages show it: a path that climbs out of the folder pbh ran in names this machine's folders.
+    command: scrubCommand(p.command),
   };
 }
 
@@ -208,6 +210,6 @@ export function dataFiles(data: SiteData): DataFile[] {
     ...(['speedup', 'sparsity', 'batch', 'pareto'] as const).flatMap((name) => both(`comparisons-${name}`, () => compare()[name])),
     ...both('history', () => historyTable(history)),
     ...history.flatMap((s) => slice(`history/${s.slug}`, () => historyTable([s]))),
-    ...both('runs', () => ({ columns: ['run_id', 'name', 'started_at', 'finished_at', 'profiles', 'command'], rows: data.runs })),
+    ...both('runs', () => ({ columns: ['run_id', 'name', 'started_at', 'finished_at', 'profiles', 'command'], rows: data.runs.map((r) => ({ ...r, command: scrubCommand(r.command) })) })),
   ];
 }

@@ -57,12 +57,24 @@ function shorten(absolute: string, bases: Base[]): string {
   return parts.length <= 2 ? `…/${parts.join('/')}` : `…/${parts.slice(-2).join('/')}`;
 }
 
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * A relative path that climbs to the filesystem's root and down into the repository (a config under /tmp naming
+ * `../../work/repo/.cache/m.onnx`) spells the repository's absolute path: it reads relative to the repository.
+ */
+function climbingIntoRepo(): RegExp | null {
+  const tail = repoRoot().replace(/^\/+/, '');
+  return tail === '' ? null : new RegExp(`(?<![\\w.~-])(?:\\.\\./)+${escapeRegExp(tail)}(?:/|(?![\\w.@+~-]))`, 'g');
+}
+
 export function scrubWith(bases: Base[]): Scrub {
   // The home folder names the user: it is never kept, whatever base it sits under.
   const home = os.homedir();
+  const climbing = climbingIntoRepo();
   return (text) =>
     // A file:// URL is a local path too (a stack's frames): its path is scrubbed like any other.
-    text.replace(FILE_URL, '').replace(ABSOLUTE, (match) => {
+    (climbing ? text.replace(climbing, '') : text).replace(FILE_URL, '').replace(ABSOLUTE, (match) => {
       const shown = shorten(match, bases);
       return home.length > 1 && shown.includes(home) ? shown.replaceAll(home, '~') : shown;
     });
@@ -101,12 +113,17 @@ export function pageError(error: string | null, scrub: Scrub): string | null {
   return scrub(cut.trim());
 }
 
-/** Every string inside a JSON value scrubbed, keys included; numbers, booleans and nulls as they were. */
+/**
+ * Every string inside a JSON value scrubbed, keys included; numbers, booleans and nulls as they were. A `command`
+ * is scrubbed as a command (scrubCommand): its paths are relative to the folder pbh ran in.
+ */
 export function scrubDeep(value: unknown, scrub: Scrub): unknown {
   if (typeof value === 'string') return scrub(value);
   if (Array.isArray(value)) return value.map((v) => scrubDeep(v, scrub));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k), scrubDeep(v, scrub)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [scrub(k), k === 'command' && typeof v === 'string' ? scrubCommand(v, scrub) : scrubDeep(v, scrub)]),
+    );
   }
   return value;
 }
@@ -125,6 +142,9 @@ const SQL_ABSOLUTE = String.raw`(^|[^\w.:/~-])/(?:[\w.@+~-]+/)*([\w.@+~-]+/[\w.@
 export function scrubSql(column: string): string {
   const home = os.homedir();
   let expr = `replace(replace(${column}, 'file:///', '/'), ${sqlLiteral(`${repoRoot()}/`)}, '')`;
+  // A relative path that climbs to the root and into the repository (climbingIntoRepo), as RE2 can say it.
+  const tail = repoRoot().replace(/^\/+/, '');
+  if (tail !== '') expr = `regexp_replace(${expr}, ${sqlLiteral(`(\\.\\./)+${escapeRegExp(tail)}/`)}, '', 'g')`;
   if (home.length > 1) expr = `replace(${expr}, ${sqlLiteral(`${home}/`)}, '~/')`;
   return `regexp_replace(${expr}, ${sqlLiteral(SQL_ABSOLUTE)}, '\\1…/\\2', 'g')`;
 }
