@@ -75,7 +75,11 @@ function pbhRound(round) {
   execFileSync('node', [pbhMain, 'run', config, '--db', db], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const json = execFileSync('node', [pbhMain, 'query', 'SELECT model_name, precision_executed, throughput_mean FROM profiles WHERE status = \'ok\'', '--db', db, '--format', 'json'], { cwd: root, encoding: 'utf8' });
   const rows = JSON.parse(json);
-  const of = (name) => rows.find((r) => r.model_name === name) ?? (() => { throw new Error(`pbh run stored no ok Profile of ${name} (round ${round})`); })();
+  const ranked = JSON.parse(execFileSync('node', [pbhMain, 'query', 'SELECT model, p50_ms, model_only_p50_ms FROM leaderboard', '--db', db, '--format', 'json'], { cwd: root, encoding: 'utf8' }));
+  const of = (name) => ({
+    ...(rows.find((r) => r.model_name === name) ?? (() => { throw new Error(`pbh run stored no ok Profile of ${name} (round ${round})`); })()),
+    ...ranked.find((r) => r.model === name),
+  });
   return { dense: of(MODEL), int8: of(`${MODEL}_static_int8`) };
 }
 
@@ -90,12 +94,17 @@ function benchmarkApp(file, precision) {
     '-m', file, '-d', 'CPU', '-api', 'sync', '-nireq', '1', '-t', String(Math.max(1, Math.round(SECONDS))), '-load_config', cfg, '-shape', `[${shape}]`,
   ], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const fps = /Throughput:\s+([\d.]+)\s*FPS/.exec(out);
-  if (!fps) throw new Error(`cannot read benchmark_app's throughput from:\n${out.slice(-2000)}`);
+  const median = /Median:\s+([\d.]+)\s*(us|ms)/.exec(out);
+  if (!fps || !median) throw new Error(`cannot read benchmark_app's throughput and median latency from:\n${out.slice(-2000)}`);
+  medians.push({ file, precision, ms: Number(median[1]) / (median[2] === 'us' ? 1e3 : 1) });
   return Number(fps[1]);
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
 const figures = { pbhDense: [], pbhInt8: [], appDense: [], appInt8: [], appInt8Default: [] };
+// Latency medians beside the throughputs: under load a tool's gaps between requests lower its FPS, not its median.
+const medians = [];
+const p50s = { dense: [], int8: [], denseModelOnly: [], int8ModelOnly: [] };
 let executed = '';
 for (let round = 0; round < ROUNDS; round++) {
   const pbhFirst = round % 2 === 0;
@@ -108,6 +117,10 @@ for (let round = 0; round < ROUNDS; round++) {
     const r = pbhRound(round);
     figures.pbhDense.push(r.dense.throughput_mean);
     figures.pbhInt8.push(r.int8.throughput_mean);
+    p50s.dense.push(r.dense.p50_ms);
+    p50s.int8.push(r.int8.p50_ms);
+    p50s.denseModelOnly.push(r.dense.model_only_p50_ms);
+    p50s.int8ModelOnly.push(r.int8.model_only_p50_ms);
     executed = `${r.dense.precision_executed} / ${r.int8.precision_executed}`;
   };
   if (pbhFirst) { runPbh(); runApp(); } else { runApp(); runPbh(); }
@@ -124,6 +137,7 @@ ${'file'.padEnd(40)} ${'PBH sps'.padStart(10)} ${'benchmark_app'.padStart(14)} $
 ${row(`${MODEL} (fp32)`, m.pbhDense, m.appDense)}
 ${row(`${MODEL}_static_int8 (INT8, f32 hint)`, m.pbhInt8, m.appInt8)}
 benchmark_app INT8 with its default hint (bf16 outside quantized regions where the CPU has it): ${m.appInt8Default.toFixed(1)} FPS
+per-batch p50 (ms): PBH fp32 ${median(p50s.dense).toPrecision(3)} (model-only ${median(p50s.denseModelOnly).toPrecision(3)}), INT8 ${median(p50s.int8).toPrecision(3)} (model-only ${median(p50s.int8ModelOnly).toPrecision(3)}); benchmark_app median fp32 ${median(medians.filter((x) => x.file === dense).map((x) => x.ms)).toPrecision(3)}, INT8 ${median(medians.filter((x) => x.file === int8 && x.precision).map((x) => x.ms)).toPrecision(3)}
 INT8 vs fp32: PBH ${speedup.toFixed(2)}x, benchmark_app ${(m.appInt8 / m.appDense).toFixed(2)}x
 target: the ranked INT8 figure within ${WITHIN * 100}% of benchmark_app's: ${Math.abs(gap) <= WITHIN ? 'met' : 'NOT met'} (${(100 * gap).toFixed(1)}%); INT8 >= ${MIN_SPEEDUP}x PBH's fp32: ${speedup >= MIN_SPEEDUP ? 'met' : 'NOT met'} (${speedup.toFixed(2)}x)
 load average before ${loadBefore}, after ${load()} (${os.cpus().length} CPUs): the targets are for a quiet machine
