@@ -30,6 +30,8 @@ export interface InputBinding {
 export interface Feeder {
   bindings: InputBinding[];
   feed(raw: RawBatch): TensorMap;
+  /** Input name -> the axis its samples lie on (null: fed whole), for padding a short last batch. */
+  batchAxes: Record<string, number | null>;
   /** What the binding is, for fit errors: the preprocess steps of the preprocessed input. */
   preprocessSteps: string[];
 }
@@ -230,7 +232,8 @@ export function bindInputs(model: ModelConfig, facts: ModelFacts, dataset: Datas
     }
     return feeds;
   };
-  return { bindings, feed, preprocessSteps: preprocessor?.describe() ?? [] };
+  const batchAxes = Object.fromEntries(bindings.map((b) => [b.input.name, b.batchAxis]));
+  return { bindings, feed, batchAxes, preprocessSteps: preprocessor?.describe() ?? [] };
 }
 
 /** How a binding feeds its input, in a few words (errors, `pbh inspect --config`). */

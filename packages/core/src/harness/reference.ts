@@ -70,7 +70,7 @@ export class ReferenceOutputs {
     const hit = cache.get(start);
     if (hit) return hit;
     const prepared = await this.preparedFor(key, id);
-    const outputs = await predictRows(prepared, key.feeder.feed(key.dataset.read(start, rows)), rows, key.batchSize);
+    const outputs = await predictRows(prepared, key.feeder.feed(key.dataset.read(start, rows)), rows, key.batchSize, key.feeder.batchAxes);
     cache.set(start, outputs);
     return outputs;
   }

@@ -45,7 +45,7 @@ export async function scoreAll(plan: CellPlan, model: PreparedModel, references:
   for (const [k, { start, rows }] of batches.entries()) {
     deadline.check();
     const raw = plan.dataset.read(start, rows);
-    const outputs = await deadline.run(predictRows(model, plan.feeder.feed(raw), rows, plan.batchSize));
+    const outputs = await deadline.run(predictRows(model, plan.feeder.feed(raw), rows, plan.batchSize, plan.feeder.batchAxes));
     nonfinite += nonfiniteValues(outputs);
     plan.scorers.forEach((s, i) => {
       scores[i]!.push(s.scorer.score(outputs, raw.labels, { outputName: s.output, reference: s.scorer.needsReference ? references[k] : undefined }));
