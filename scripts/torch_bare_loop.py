@@ -2,11 +2,13 @@
 same way (onnx2torch, then trace + freeze or torch.compile), on the same input, in a plain process with no PBH code.
 
 Usage: torch_bare_loop.py MODEL.onnx SHAPE(comma-separated) THREADS MODE(eager|torchscript|compile)
-Prints "ready" once built, then for each line N on stdin runs N timed calls as blocks of BLOCK (Timer.timeit(BLOCK),
-the loop torch.utils.benchmark times: its per-call overhead amortized over the block) and prints the median of the
-blocks' per-call means as "median_ns=...".
+Prints "ready" once built, then for each line N on stdin runs N timed calls as blocks (Timer.timeit(block), the loop
+torch.utils.benchmark times) and prints the median of the blocks' per-call means as "median_ns=...". A block lasts
+about 300 µs (1 to 20 calls): long enough that Timer's ~3 µs a timeit() call is amortized below 0.2 µs on an MLP,
+short enough that one stall of a busy machine lands in few blocks, so their median is comparable to a p50 of calls.
 """
 
+import math
 import statistics
 import sys
 
@@ -16,7 +18,6 @@ import onnx2torch
 import torch
 from torch.utils.benchmark import Timer
 
-BLOCK = 20
 path, shape, threads, mode = sys.argv[1], [int(d) for d in sys.argv[2].split(",")], int(sys.argv[3]), sys.argv[4]
 torch.set_num_threads(threads)
 module = onnx2torch.convert(onnx.load(path)).eval()
@@ -32,8 +33,10 @@ elif mode == "compile":
 with torch.inference_mode():
     module(x)
     timer = Timer(stmt="m(x)", globals={"m": module, "x": x}, num_threads=threads)
+    estimate = min(timer.timeit(1).times[0] for _ in range(5))
+    block = max(1, min(20, math.ceil(300e-6 / estimate)))
     print("ready", flush=True)
     for line in sys.stdin:
         n = int(line)
-        times = [timer.timeit(BLOCK).mean for _ in range(max(1, n // BLOCK))]
+        times = [timer.timeit(block).mean for _ in range(max(1, n // block))]
         print(f"median_ns={round(statistics.median(times) * 1e9)}", flush=True)
