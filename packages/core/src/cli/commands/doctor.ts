@@ -75,7 +75,7 @@ Options:
     const { engines, failures } = await probeEngines();
     for (const e of engines) {
       const a = e.availability;
-      checks.push(a.available ? { name: `engine ${e.name}`, ok: true, detail: `${a.version} (${a.devices.join(', ')})` } : { name: `engine ${e.name}`, ok: false, detail: a.reason, fix: a.fix });
+      checks.push(a.available ? { name: `engine ${e.label}`, ok: true, detail: `${a.version} (${a.devices.join(', ')})` } : { name: `engine ${e.label}`, ok: false, detail: a.reason, fix: a.fix });
     }
     for (const f of failures) checks.push({ name: f.pkg, ok: false, detail: f.error, fix: 'npm ci && npm run build' });
     for (const c of checks) {

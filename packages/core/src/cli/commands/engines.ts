@@ -3,9 +3,11 @@ import { createRegistry } from '../../plugins/registry.js';
 import { EXIT, type Command } from '../command.js';
 
 export interface EngineReport {
-  /** The engine's name, with the process when it can run in more than one (e.g. "onnxruntime (harness)"). */
   name: string;
+  /** Where it was probed: one report per process the engine can run in. */
   process: EngineProcess;
+  /** The name, with the process when the engine can run in more than one (e.g. "onnxruntime (harness)"). */
+  label: string;
   description: string;
   availability: Availability;
 }
@@ -15,8 +17,9 @@ export async function probeEngines(): Promise<{ engines: EngineReport[]; failure
   const engines = await Promise.all(
     [...registry.engines.values()].flatMap((e) =>
       e.processes.map(async (process) => ({
-        name: e.processes.length > 1 ? `${e.name} (${process})` : e.name,
+        name: e.name,
         process,
+        label: e.processes.length > 1 ? `${e.name} (${process})` : e.name,
         description: e.description,
         availability: await e.probe(process).catch((err: unknown): Availability => ({ available: false, reason: (err as Error).message, fix: 'npx pbh doctor' })),
       })),
@@ -44,9 +47,9 @@ Options:
       for (const e of engines) {
         const a = e.availability;
         if (a.available) {
-          process.stdout.write(`${e.name.padEnd(22)} available    ${a.version.padEnd(12)} devices: ${a.devices.join(', ')}  (${e.description})\n`);
+          process.stdout.write(`${e.label.padEnd(22)} available    ${a.version.padEnd(12)} devices: ${a.devices.join(', ')}  (${e.description})\n`);
         } else {
-          process.stdout.write(`${e.name.padEnd(22)} unavailable  ${a.reason}\n${' '.repeat(23)}fix: ${a.fix}\n`);
+          process.stdout.write(`${e.label.padEnd(22)} unavailable  ${a.reason}\n${' '.repeat(23)}fix: ${a.fix}\n`);
         }
       }
       for (const f of failures) process.stdout.write(`${f.pkg}: failed to load: ${f.error}\n`);
