@@ -271,7 +271,7 @@ describe('charts (Observable Plot, static SVG) and the Sparsity study page', () 
     // The cell whose model file broke: ok, then failed.
     await page.locator('table#history a', { hasText: /^digits_cnn · onnxruntime · .* · batch 1 ·/ }).click();
     expect(await page.locator('#history-verdict').getAttribute('data-verdict')).toBe('changed');
-    expect(await page.locator('table.num tbody tr').nth(1).textContent()).toMatch(/ok → failed/);
+    expect(await page.locator('table#series-points tbody tr').nth(1).textContent()).toMatch(/ok → failed/);
     await expectDrawn('history', 'history-status', { marks: false });
 
     // The re-measured cell: two ok points, and the smallest change Welch's test could flag, from their sessions.
@@ -284,7 +284,7 @@ describe('charts (Observable Plot, static SVG) and the Sparsity study page', () 
     const sessions = series.map((p) => p.sessions.map((s) => s.throughput_sps));
     const detectable = detectableChange(sessions[0]!, sessions[1]!, CHANGE_P);
     expect(detectable).not.toBeNull();
-    expect(await page.locator('table.num tbody tr').nth(1).textContent()).toContain(`±${fmtPct(detectable!.threshold)}`);
+    expect(await page.locator('table#series-points tbody tr').nth(1).textContent()).toContain(`±${fmtPct(detectable!.threshold)}`);
     const history = await expectDrawn('history', 'history');
     expect(history.rows).toBe(2);
   });
