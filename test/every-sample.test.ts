@@ -17,7 +17,8 @@ describe('every sample counts', () => {
       sessions: 2,
       scorers: ['top1'],
       layer_profile: { enabled: false },
-      scenario: { kind: 'single_stream', min_query_count: 1 },
+      // One pass over the data is one session: no duration floor, no early-stopping count.
+      scenario: { kind: 'single_stream', min_query_count: 1, min_duration_ms: 0 },
     });
     const r = await pbh(['run', config, '--db', db]);
     expect(r.code, r.stderr).toBe(0);

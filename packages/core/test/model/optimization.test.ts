@@ -20,11 +20,11 @@ const meta = (value: unknown): Record<string, string> => ({ [OPTIMIZATION_METADA
 
 describe('optimization facts from ONNX metadata (pbh.optimization)', () => {
   it('reads what pbh prune writes', () => {
-    expect(readOptimizationFacts(meta(facts))).toEqual({ facts, warning: null });
+    expect(readOptimizationFacts(meta(facts))).toEqual({ facts, quantization: null, warning: null });
   });
 
   it('is null, without a warning, for a model nothing optimized', () => {
-    expect(readOptimizationFacts({ 'pbh.weights': 'trained' })).toEqual({ facts: null, warning: null });
+    expect(readOptimizationFacts({ 'pbh.weights': 'trained' })).toEqual({ facts: null, quantization: null, warning: null });
   });
 
   it('ignores malformed entries with a warning that says why', () => {
