@@ -11,18 +11,13 @@ export { excludedCells, type ExcludedCell } from './config/keys.js';
 export { loadExperiment, ConfigError, type LoadedExperiment } from './config/load.js';
 
 // Plugins and the built-ins they sit beside.
-export { createRegistry, Registry, UnknownNameError, PluginLoadError } from './plugins/registry.js';
+export { createRegistry, loadPlugin, Registry, UnknownNameError, PluginLoadError } from './plugins/registry.js';
 export { builtinScorers } from './scorers/index.js';
 export { builtinMetrics } from './metrics/index.js';
 
 // Native engines: the worker protocol's TypeScript side and the project venv.
-export {
-  createNativeEngine,
-  DEFAULT_NATIVE_TIMEOUTS,
-  type NativeEngine,
-  type NativeEngineOptions,
-  type NativeEngineTimeouts,
-} from './worker/native-engine.js';
+export { createNativeEngine, enginesFromManifest, DEFAULT_NATIVE_TIMEOUTS, type NativeEngine, type NativeEngineTimeouts } from './worker/native-engine.js';
+export { MANIFEST_FILE, readManifest, optionsSchemaOf, ManifestError, ManifestSchema, type EngineDeclaration, type Manifest } from './worker/manifest.js';
 export { findVenvPython, VENV_FIX, type PythonLocation } from './worker/venv.js';
 export { liveWorkerCount } from './worker/orphans.js';
 

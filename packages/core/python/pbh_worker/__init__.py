@@ -1,7 +1,8 @@
-"""Shared request loop of PBH's native runtime workers (protocol: docs/worker-protocol.md)."""
+"""PBH's worker engines: the engine contract (engine.py), the one measurement loop (measure.py) and the request loop
+that serves them (protocol: docs/worker-protocol.md). An engine file ends with `serve(MyEngine())`."""
 
+from .engine import About, Batch, Call, Engine, Layer, Loaded, Model, Precision, Start, TensorSpec
 from .errors import WorkerError
-from .loop import run_worker
-from .runtime import Runtime, required_options
+from .loop import serve
 
-__all__ = ["Runtime", "WorkerError", "required_options", "run_worker"]
+__all__ = ["About", "Batch", "Call", "Engine", "Layer", "Loaded", "Model", "Precision", "Start", "TensorSpec", "WorkerError", "serve"]

@@ -8,16 +8,14 @@ contract (contracts/generation.ts): input_ids, past_length, past_key, past_value
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import numpy as np
 
-from .clock import wait_until
+from .clock import REAL, Clock
 from .errors import WorkerError
 
 Infer = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
-_now = time.perf_counter_ns
 
 
 def _feeds(ids: list[int], past: int, key: np.ndarray, value: np.ndarray) -> dict[str, np.ndarray]:
@@ -37,8 +35,9 @@ def _outputs(out: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 def generate(infer: Infer, prompts: list[list[int]], max_new_tokens: int, arrivals_ns: list[int] | None, concurrency: int,
-             cache_shape: list[int]) -> tuple[list[int], list[list[int]], list[list[int]]]:
-    """(arrival_ns, tokens, token_ns) per request, ns after the start on this process's clock."""
+             cache_shape: list[int], clock: Clock = REAL) -> tuple[list[int], list[list[int]], list[list[int]]]:
+    """(arrival_ns, tokens, token_ns) per request, ns after the start on `clock`."""
+    _now = clock.now
     n = len(prompts)
     arrival = [0] * n
     tokens: list[list[int]] = [[] for _ in range(n)]
@@ -54,7 +53,7 @@ def generate(infer: Infer, prompts: list[list[int]], max_new_tokens: int, arriva
             active.append([nxt, 0, zeros, zeros.copy(), None])
             nxt += 1
         if not active:
-            wait_until(start + arrivals_ns[nxt])
+            clock.wait_until(start + arrivals_ns[nxt])
             continue
         for a in [a for a in active if a[4] is None] + [a for a in active if a[4] is not None]:
             ids = prompts[a[0]] if a[4] is None else [a[4]]

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,6 +11,8 @@ import type { Scorer } from '../contracts/scorer.js';
 import { didYouMean } from '../config/suggest.js';
 import { builtinMetrics } from '../metrics/index.js';
 import { builtinScorers, topK } from '../scorers/index.js';
+import { MANIFEST_FILE } from '../worker/manifest.js';
+import { enginesFromManifest } from '../worker/native-engine.js';
 
 /** Engine packages PBH looks for when the config names none; absent ones are simply not installed. */
 export const KNOWN_ENGINE_PACKAGES = ['@pbh/engine-onnx', '@pbh/engine-openvino', '@pbh/engine-tvm', '@pbh/engine-pytorch'];
@@ -91,13 +93,33 @@ function isNotInstalled(e: unknown, pkg: string): boolean {
   return (err.code === 'MODULE_NOT_FOUND' || err.code === 'ERR_MODULE_NOT_FOUND') && String(err.message).includes(pkg);
 }
 
+const PACKAGE_BASES = (): string[] => [path.join(process.cwd(), 'package.json'), import.meta.url];
+
+/** The manifest a plugin names: a folder holding pbh-engine.json, a .json file, or a package shipping one at its root. */
+function manifestOf(pkg: string, baseDir: string): string | undefined {
+  if (pkg.startsWith('.') || path.isAbsolute(pkg)) {
+    const file = path.resolve(baseDir, pkg);
+    if (file.endsWith('.json')) return file;
+    const inFolder = path.join(file, MANIFEST_FILE);
+    return existsSync(file) && statSync(file).isDirectory() && existsSync(inFolder) ? inFolder : undefined;
+  }
+  for (const base of PACKAGE_BASES()) {
+    try {
+      return createRequire(base).resolve(`${pkg}/${MANIFEST_FILE}`);
+    } catch {
+      // Not there (or not exported): the package is a JavaScript plugin, or not installed.
+    }
+  }
+  return undefined;
+}
+
 /**
  * A plugin is a package name, resolved from the user's project first (third-party plugins live there) and then from
  * core's own install; or a path starting with "." or "/", resolved against `baseDir` (the config file's folder).
  */
 async function importPlugin(pkg: string, baseDir: string): Promise<unknown> {
   if (pkg.startsWith('.') || path.isAbsolute(pkg)) return (await import(pathToFileURL(path.resolve(baseDir, pkg)).href)) as unknown;
-  const bases = [path.join(process.cwd(), 'package.json'), import.meta.url];
+  const bases = PACKAGE_BASES();
   let lastError: unknown;
   for (const base of bases) {
     try {
@@ -111,7 +133,10 @@ async function importPlugin(pkg: string, baseDir: string): Promise<unknown> {
   throw lastError;
 }
 
+/** A worker engine's manifest (pbh-engine.json) or a JavaScript module whose default export is definePlugin(...). */
 export async function loadPlugin(pkg: string, baseDir = process.cwd()): Promise<Plugin> {
+  const manifest = manifestOf(pkg, baseDir);
+  if (manifest) return { name: pkg, engines: enginesFromManifest(manifest) };
   const mod = (await importPlugin(pkg, baseDir)) as { default?: unknown };
   const parsed = PluginShape.safeParse(mod.default);
   if (!parsed.success) {

@@ -5,5 +5,6 @@ export { WorkerClient, WORKER_PYTHON_DIR, DEFAULT_REQUEST_TIMEOUT_MS } from './c
 export type { WorkerSpawnOptions, RequestOptions, Reply, WorkerExit } from './client.js';
 export { killAllWorkers, liveWorkerCount } from './orphans.js';
 export * from './venv.js';
-export { createNativeEngine, DEFAULT_NATIVE_TIMEOUTS } from './native-engine.js';
-export type { NativeEngine, NativeEngineOptions, NativeEngineTimeouts } from './native-engine.js';
+export { createNativeEngine, enginesFromManifest, DEFAULT_NATIVE_TIMEOUTS } from './native-engine.js';
+export type { NativeEngine, NativeEngineTimeouts } from './native-engine.js';
+export * from './manifest.js';

@@ -1,4 +1,3 @@
-import type { ZodType } from 'zod';
 import type { Availability, Engine, Generator, PreparedModel, PrepareRequest, Probes, SampleLibrary, SystemUnderTest } from '../contracts/engine.js';
 import type { Precision } from '../contracts/precision.js';
 import type { TensorMap } from '../contracts/tensor.js';
@@ -8,6 +7,7 @@ import type { NamedTensor } from './framing.js';
 import { describePythonSearch, findVenvPython, VENV_FIX } from './venv.js';
 import { writeTensorFile } from './tensor-file.js';
 import { checkSchedule } from '../engine-kit/checks.js';
+import { optionsSchemaOf, readManifest, type EngineDeclaration, type Manifest } from './manifest.js';
 
 export interface NativeEngineTimeouts {
   hello: number;
@@ -38,26 +38,6 @@ export const DEFAULT_NATIVE_TIMEOUTS: NativeEngineTimeouts = {
   close: 5_000,
 };
 
-export interface NativeEngineOptions {
-  name: string;
-  description: string;
-  /** Absolute path of the engine's Python worker script (a `pbh_worker.Runtime` passed to `run_worker`). */
-  workerScript: string;
-  optionsSchema: ZodType<Record<string, unknown>>;
-  devices: string[];
-  /** `Engine.precisions`: what a config may ask for on an fp32 model; the worker sets and reads back each one. */
-  precisions: readonly Precision[];
-  /** Python import name of the runtime, checked by `probe` (e.g. "openvino", "tvm"). */
-  runtimeModule: string;
-  timeouts?: Partial<NativeEngineTimeouts>;
-  /** Extra environment for the worker process (thread pools, runtime log levels). */
-  env?: Record<string, string | undefined>;
-  /** What the worker's runtime offers beyond the system under test: its own model-only loop, a per-layer profiler. */
-  probes: { modelOnly: boolean; layers: boolean };
-  /** Names the binding in Profiles (default: "<runtimeModule> (Python) in a pbh worker"). */
-  binding?: string;
-}
-
 /** An Engine whose model runs in a worker. */
 export type NativeEngine = Engine;
 
@@ -87,18 +67,27 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** Every engine a manifest file declares, each the generic worker proxy below. */
+export function enginesFromManifest(file: string): NativeEngine[] {
+  const manifest = readManifest(file);
+  return manifest.engines.map((declaration) => createNativeEngine(manifest, declaration));
+}
+
 /**
- * An Engine whose model runs in a Python worker speaking the PBH worker protocol: one process per
- * prepared model, spawned from the project venv.
+ * The TypeScript side of every worker engine: an Engine whose model runs in the Python file its manifest entry names,
+ * speaking the PBH worker protocol: one process per prepared model, spawned from the project venv.
  */
-export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
-  const timeouts = { ...DEFAULT_NATIVE_TIMEOUTS, ...options.timeouts };
-  const { name, runtimeModule, workerScript } = options;
+export function createNativeEngine(manifest: Manifest & { file: string }, declaration: EngineDeclaration): NativeEngine {
+  const timeouts = { ...DEFAULT_NATIVE_TIMEOUTS, ...declaration.timeouts };
+  const { name, module: runtimeModule, worker: workerScript } = declaration;
+  const fix = declaration.fix ?? VENV_FIX;
+  const env = { ...declaration.env, PBH_ENGINE_MANIFEST: manifest.file, PBH_ENGINE: name };
+  const capabilities = declaration.capabilities;
   // PBH_WORKER_LOG=1 streams every worker's stderr live, for debugging a runtime.
   const onStderr = process.env.PBH_WORKER_LOG ? (chunk: Buffer) => void process.stderr.write(chunk) : undefined;
 
   const spawn = (python: string, label: string): WorkerClient =>
-    WorkerClient.spawn({ python, script: workerScript, env: options.env, label, onStderr });
+    WorkerClient.spawn({ python, script: workerScript, env, label, onStderr });
 
   async function probeOnce(python: string): Promise<Availability> {
     const client = spawn(python, `${name} worker (probe)`);
@@ -115,10 +104,10 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
         return {
           available: false,
           reason: `${name} needs the Python module '${runtimeModule}': ${error.runtimeMessage}`,
-          fix: VENV_FIX,
+          fix,
         };
       }
-      return { available: false, reason: `${name} worker did not start: ${errorText(error)}`, fix: `check ${workerScript}; ${VENV_FIX}` };
+      return { available: false, reason: `${name} worker did not start: ${errorText(error)}`, fix: `check ${workerScript}; ${fix}` };
     } finally {
       await client.close({ timeoutMs: timeouts.close });
     }
@@ -143,7 +132,7 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
   async function prepare(req: PrepareRequest): Promise<PreparedModel> {
     const location = findVenvPython();
     if (!location) {
-      throw new Error(`${name} cannot run ${req.model.name}: ${describePythonSearch()}. Fix: ${VENV_FIX}`);
+      throw new Error(`${name} cannot run ${req.model.name}: ${describePythonSearch()}. Fix: ${fix}`);
     }
     const client = spawn(location.python, `${name} worker (${req.model.name}, batch ${req.batchSize}, ${req.device})`);
     // A cell that times out or is interrupted while the runtime compiles must not leave a worker compiling on.
@@ -210,10 +199,10 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
       },
     };
     const probes: Probes = {
-      modelOnly: options.probes.modelOnly
+      modelOnly: capabilities.modelOnly
         ? async (batch, iterations) => ({ iterationNs: (await client.call('bench', { iterations }, toWire(batch), { timeoutMs: timeouts.bench })).header.iteration_ns })
         : null,
-      layers: options.probes.layers
+      layers: capabilities.layers
         ? async (batch, iterations) => (await client.call('profile', { iterations }, toWire(batch), { timeoutMs: timeouts.profile })).header.layers
         : null,
       memory: async () => ({ rssBytes: client.rssPeakBytes ?? 0 }),
@@ -247,8 +236,8 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
       compileMs: load.compile_ms,
       facts: { ...load.facts, runtimeVersion: hello.version, python: hello.python },
       threads: load.threads,
-      precision: load.precision ?? null,
-      runsIn: { process: 'worker', binding: options.binding ?? `${runtimeModule} (Python) in a pbh worker`, pid: hello.pid },
+      precision: load.precision,
+      runsIn: { process: 'worker', binding: declaration.binding ?? `${runtimeModule} (Python) in a pbh worker`, pid: hello.pid },
       // A worker's runtime takes the batch size it was loaded for; the harness pads a short last batch.
       capabilities: { smallerBatch: false, maxConcurrency },
       library,
@@ -265,15 +254,15 @@ export function createNativeEngine(options: NativeEngineOptions): NativeEngine {
 
   return {
     name,
-    description: options.description,
-    optionsSchema: options.optionsSchema,
-    devices: options.devices,
-    precisions: options.precisions,
+    description: declaration.description,
+    optionsSchema: optionsSchemaOf(manifest, declaration),
+    devices: declaration.devices,
+    precisions: declaration.precisions,
     processes: ['worker'],
     probe(): Promise<Availability> {
       const location = findVenvPython();
       if (!location) {
-        return Promise.resolve({ available: false, reason: `${name} needs the project Python venv: ${describePythonSearch()}`, fix: VENV_FIX });
+        return Promise.resolve({ available: false, reason: `${name} needs the project Python venv: ${describePythonSearch()}`, fix });
       }
       const key = `${name}\0${workerScript}\0${location.python}`;
       let cached = probeCache.get(key);

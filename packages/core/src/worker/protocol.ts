@@ -17,8 +17,10 @@ import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
  * 7: a request's tensor bytes may lie in a /dev/shm file named by `bytes_file` instead of on the stream
  *    (tensor-file.ts; the client sends load_samples so).
  * 8: the shared page is gone (no `seq`, no `doorbell` in hello, no `bench` of resident batches); `unload_samples`.
+ * 9: the worker serves an engine of the one-file contract (pbh_worker/engine.py) named by its manifest
+ *    (PBH_ENGINE_MANIFEST, PBH_ENGINE); `load` always answers the executed precision.
  */
-export const PROTOCOL_VERSION = 8;
+export const PROTOCOL_VERSION = 9;
 
 export const COMMANDS = ['hello', 'load', 'load_samples', 'unload_samples', 'run', 'run_closed_loop', 'run_schedule', 'generate', 'score_text', 'infer', 'bench', 'profile', 'close'] as const;
 export type Command = (typeof COMMANDS)[number];
@@ -73,8 +75,7 @@ export const loadReplySchema = z.looseObject({
   inputs: z.array(wireSpecSchema),
   outputs: z.array(wireSpecSchema),
   facts: z.record(z.string(), z.unknown()).default({}),
-  /** Absent when the runtime cannot tell. */
-  precision: executedPrecisionWireSchema.optional(),
+  precision: executedPrecisionWireSchema,
   /** Threads the runtime resolved for this model; null when it does not say. */
   threads: z.number().int().positive().nullable().default(null),
   /** Queries the model runs at once (`run_schedule`'s concurrency at most): OpenVINO's optimal infer requests, TVM 1. */

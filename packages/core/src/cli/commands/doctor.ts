@@ -8,7 +8,7 @@ import { probeEngines } from './engines.js';
 type Check = { name: string; ok: boolean; detail: string; fix?: string };
 
 const NODE_MIN: [number, number] = [20, 19];
-const PYTHON_MODULES = ['numpy', 'onnx', 'onnxruntime', 'sklearn', 'openvino', 'tvm', 'jax', 'scipy', 'onnxslim'];
+const PYTHON_MODULES = ['numpy', 'onnx', 'onnxruntime', 'sklearn', 'openvino', 'tvm', 'jax', 'scipy', 'onnxslim', 'pytest'];
 
 function nodeCheck(): Check {
   const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];

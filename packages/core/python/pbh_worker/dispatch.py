@@ -1,0 +1,255 @@
+"""Protocol commands onto an engine (engine.py) and the measurement loop (measure.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import platform
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+from . import generation, measure
+from .clock import REAL, Clock
+from .engine import Call, Engine, Loaded, Model, Start, check_declared
+from .errors import WorkerError
+from .manifest import Declaration
+
+PROTOCOL_VERSION = 9
+COMMANDS = "hello, load, load_samples, unload_samples, run, run_closed_loop, run_schedule, generate, score_text, infer, bench, profile, close"
+_SESSION_COMMANDS = ("load_samples", "unload_samples", "run", "run_closed_loop", "run_schedule", "generate", "score_text", "infer", "bench", "profile")
+
+Tensors = list[tuple[str, np.ndarray]]
+Reply = tuple[dict[str, Any], dict[str, np.ndarray] | None]
+
+
+def int_field(header: dict[str, Any], key: str, minimum: int = 0) -> int:
+    value = header.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise WorkerError("bad_request", f'"{header.get("cmd")}" needs an integer "{key}" >= {minimum}, got {value!r}')
+    return value
+
+
+def named(tensors: Tensors, cmd: str) -> dict[str, np.ndarray]:
+    result = dict(tensors)
+    if len(result) != len(tensors):
+        raise WorkerError("bad_request", f'"{cmd}" names a tensor twice: {[name for name, _ in tensors]}')
+    return result
+
+
+def _spec(spec: Any) -> dict[str, Any]:
+    return dataclasses.asdict(spec)
+
+
+class Dispatcher:
+    def __init__(self, engine: Engine, declaration: Declaration, clock: Clock = REAL) -> None:
+        check_declared(engine, declaration.capabilities)
+        engine.name = declaration.name
+        self.engine = engine
+        self.declaration = declaration
+        self.clock = clock
+        self.concurrent = bool(declaration.capabilities.get("concurrency"))
+        self.loaded: Loaded | None = None
+        # One pre-bound call (and, for a concurrent engine, one start) per resident batch, made at load_samples.
+        self.calls: list[Call] = []
+        self.starts: list[Start] = []
+        self.max_concurrency = 1
+
+    def handle(self, header: dict[str, Any], tensors: Tensors) -> Reply:
+        cmd = header["cmd"]
+        if cmd == "hello":
+            return self.hello(header), None
+        if cmd == "load":
+            return self.load(header), None
+        if cmd == "close":
+            self.engine.close()
+            return {}, None
+        if cmd not in _SESSION_COMMANDS:
+            raise WorkerError("bad_request", f'unknown command "{cmd}" (known: {COMMANDS})')
+        if self.loaded is None:
+            raise WorkerError("bad_request", f'"{cmd}" before a successful "load": send load first')
+        if cmd == "load_samples":
+            return self.load_samples(header, tensors), None
+        if cmd == "unload_samples":
+            self.calls, self.starts = [], []
+            return {}, None
+        if cmd == "run":
+            return {"engine_ns": self.run(int_field(header, "index"))}, None
+        if cmd == "run_closed_loop":
+            return self.run_closed_loop(header)
+        if cmd == "run_schedule":
+            return self.run_schedule(header, named(tensors, cmd))
+        if cmd == "generate":
+            return self.generate(header, named(tensors, cmd))
+        if cmd == "score_text":
+            return self.score_text(header, named(tensors, cmd)), None
+        if cmd == "infer":
+            return self.infer(named(tensors, cmd))
+        if cmd == "bench":
+            return self.bench(named(tensors, cmd), int_field(header, "iterations", 1)), None
+        return self.profile(named(tensors, cmd), int_field(header, "iterations", 1)), None
+
+    def hello(self, header: dict[str, Any]) -> dict[str, Any]:
+        for module in header.get("require") or []:
+            try:
+                importlib.import_module(module)
+            except ImportError as e:
+                raise WorkerError("import_error", f"python module {module!r} cannot be imported by {sys.executable}: {e}") from e
+        about = self.engine.about()
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "pid": os.getpid(),
+            "python": platform.python_version(),
+            "runtime": self.declaration.name,
+            "version": about.version,
+            "devices": about.devices if about.devices is not None else self.declaration.devices,
+            "details": about.details,
+        }
+
+    def load(self, header: dict[str, Any]) -> dict[str, Any]:
+        path = header.get("model_path")
+        if not isinstance(path, str):
+            raise WorkerError("bad_request", f'"load" needs a string "model_path", got {path!r}')
+        precision = header.get("precision")
+        if not isinstance(precision, str) or not precision:
+            raise WorkerError("bad_request", f'"load" needs a string "precision" (the precision to execute in, e.g. "fp32"), got {precision!r}')
+        model = Model(
+            path=path,
+            batch_size=int_field(header, "batch_size", 0),
+            device=str(header.get("device") or "cpu"),
+            precision=precision,
+            options=self.declaration.options(dict(header.get("options") or {})),
+            inputs=list(header.get("inputs") or []),
+            work_dir=header.get("work_dir"),
+            seed=int(header.get("seed") or 0),
+        )
+        # Samples were bound to the model being replaced.
+        self.loaded, self.calls, self.starts = None, [], []
+        start = self.clock.now()
+        loaded = self.engine.load(model)
+        compile_ms = (self.clock.now() - start) / 1e6 if loaded.compile_ms is None else loaded.compile_ms
+        self.max_concurrency = int(self.engine.max_concurrency()) if self.concurrent else 1  # type: ignore[attr-defined]
+        self.engine.loaded_outputs = loaded.outputs
+        self.loaded = loaded
+        return {
+            "compile_ms": compile_ms,
+            "inputs": [_spec(s) for s in loaded.inputs],
+            "outputs": [_spec(s) for s in loaded.outputs],
+            "facts": loaded.facts,
+            "precision": _spec(loaded.precision),
+            "threads": loaded.threads,
+            "max_concurrency": self.max_concurrency,
+        }
+
+    def load_samples(self, header: dict[str, Any], tensors: Tensors) -> dict[str, Any]:
+        # A refused set replaces the earlier one too: runs must never silently use batches the caller meant to replace.
+        self.calls, self.starts = [], []
+        count = int_field(header, "batches", 1)
+        if not tensors or len(tensors) % count:
+            raise WorkerError("bad_request", f'"load_samples" announced {count} batches but sent {len(tensors)} tensors: send the same inputs for every batch, batch-major')
+        per_batch = len(tensors) // count
+        batches = [named(tensors[b * per_batch : (b + 1) * per_batch], "load_samples") for b in range(count)]
+        for index, batch in enumerate(batches):
+            if set(batch) != set(batches[0]):
+                raise WorkerError("bad_request", f'"load_samples" batch {index} has inputs {sorted(batch)}, batch 0 has {sorted(batches[0])}')
+        calls = [self.engine.bind(batch) for batch in batches]
+        bind_async: Callable[[Any], Start] | None = getattr(self.engine, "bind_async", None) if self.concurrent else None
+        self.starts = [bind_async(batch) for batch in batches] if bind_async else [measure.synchronous(call) for call in calls]
+        self.calls = calls
+        return {"batches": count, "bytes": sum(a.nbytes for _, a in tensors)}
+
+    def _resident(self, cmd: str, count: int = 1) -> None:
+        if not self.calls:
+            raise WorkerError("bad_request", f'"{cmd}" before "load_samples": load the batches first')
+        if count > len(self.calls):
+            raise WorkerError("bad_request", f'"{cmd}" uses {count} batches but {len(self.calls)} are resident')
+
+    def run(self, index: int) -> int:
+        """Runs resident batch `index` once; the ns of its call."""
+        self._resident("run")
+        if index >= len(self.calls):
+            raise WorkerError("bad_request", f'"run" index {index} is not a resident batch: {len(self.calls)} are loaded')
+        call, now = self.calls[index], self.clock.now
+        start = now()
+        call()
+        return now() - start
+
+    def run_closed_loop(self, header: dict[str, Any]) -> Reply:
+        batches = int_field(header, "batches", 1)
+        self._resident("run_closed_loop", batches)
+        engine_ns, wall_ns = measure.closed_loop(self.calls, batches, int_field(header, "min_queries"), int_field(header, "min_duration_ns"), self.clock)
+        return {"queries": len(engine_ns), "wall_ns": wall_ns}, {"engine_ns": engine_ns}
+
+    def run_schedule(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> Reply:
+        concurrency = int_field(header, "concurrency", 1)
+        if concurrency > self.max_concurrency:
+            raise WorkerError("bad_request", f'"run_schedule" concurrency {concurrency} is above what the model runs at once (max_concurrency {self.max_concurrency} in the load reply)')
+        batches, arrivals = tensors.get("batches"), tensors.get("arrivals_ns")
+        if batches is None or arrivals is None or set(tensors) != {"batches", "arrivals_ns"}:
+            raise WorkerError("bad_request", f'"run_schedule" takes two tensors, "batches" (int32) and "arrivals_ns" (int64), got {sorted(tensors)}')
+        if batches.dtype != np.int32 or arrivals.dtype != np.int64 or batches.ndim != 1 or batches.shape != arrivals.shape or not len(batches):
+            raise WorkerError("bad_request", f'"run_schedule" needs batches int32[n] and arrivals_ns int64[n], n >= 1, got {batches.dtype}{list(batches.shape)} and {arrivals.dtype}{list(arrivals.shape)}')
+        self._resident("run_schedule")
+        if batches.min() < 0 or batches.max() >= len(self.calls):
+            raise WorkerError("bad_request", f'"run_schedule" batches must be resident indices (0..{len(self.calls) - 1}), got {batches.min()}..{batches.max()}')
+        if arrivals[0] < 0 or (np.diff(arrivals) < 0).any():
+            raise WorkerError("bad_request", '"run_schedule" arrivals_ns must be >= 0 and in issue order (non-decreasing): queries are issued FIFO')
+        # Lists: indexing them per query costs a fraction of what numpy scalars do.
+        issued, completed = measure.schedule(self.starts, batches.tolist(), arrivals.tolist(), concurrency, self.concurrent, self.clock)
+        return {"queries": len(batches)}, {"issued_ns": np.asarray(issued, dtype="<i8"), "completed_ns": np.asarray(completed, dtype="<i8")}
+
+    def _infer(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return self.engine.outputs(self.engine.bind(inputs)())
+
+    def infer(self, tensors: dict[str, np.ndarray]) -> Reply:
+        call = self.engine.bind(tensors)
+        start = self.clock.now()
+        outputs = self.engine.outputs(call())
+        return {"engine_ns": self.clock.now() - start}, outputs
+
+    def bench(self, tensors: dict[str, np.ndarray], iterations: int) -> dict[str, Any]:
+        if not self.declaration.capabilities.get("modelOnly"):
+            raise WorkerError("unsupported", f"engine {self.declaration.name} declares no modelOnly capability (its own timing loop)")
+        return {"iteration_ns": [int(t) for t in self.engine.model_only(tensors, iterations)]}  # type: ignore[attr-defined]
+
+    def profile(self, tensors: dict[str, np.ndarray], iterations: int) -> dict[str, Any]:
+        if not self.declaration.capabilities.get("layers"):
+            raise WorkerError("unsupported", f"engine {self.declaration.name} declares no layers capability (a per-layer profiler)")
+        layers = self.engine.layers(tensors, iterations)  # type: ignore[attr-defined]
+        return {"layers": [{"name": l.name, "op_type": l.op_type, "mean_ns": l.mean_ns, "calls": l.calls, **l.extra} for l in layers]}
+
+    def _cache_shape(self, header: dict[str, Any], cmd: str) -> list[int]:
+        shape = header.get("cache_shape")
+        if not isinstance(shape, list) or len(shape) != 4 or not all(isinstance(d, int) and d > 0 for d in shape):
+            raise WorkerError("bad_request", f'"{cmd}" needs "cache_shape": [layers, heads, capacity, head_dim] of positive ints, got {shape!r}')
+        return shape
+
+    def generate(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> Reply:
+        """Greedy generation of every prompt (generation.py): per request its arrival, tokens and each token's time."""
+        max_new = int_field(header, "max_new_tokens", 1)
+        concurrency = int_field(header, "concurrency", 1)
+        flat, lengths = tensors.get("prompt_tokens"), tensors.get("prompt_lengths")
+        arrivals = tensors.get("arrivals_ns")
+        if flat is None or lengths is None or flat.dtype != np.int64 or lengths.dtype != np.int64 or int(lengths.sum()) != len(flat) or (lengths < 1).any():
+            raise WorkerError("bad_request", '"generate" takes int64 "prompt_tokens" (every prompt, concatenated) and int64 "prompt_lengths" (each >= 1, summing to its length), and optionally int64 "arrivals_ns"')
+        if arrivals is not None and (arrivals.dtype != np.int64 or arrivals.shape != lengths.shape or (np.diff(arrivals) < 0).any()):
+            raise WorkerError("bad_request", '"generate" arrivals_ns must be int64, one per prompt, non-decreasing')
+        ends = np.cumsum(lengths).tolist()
+        prompts = [flat[e - n : e].tolist() for e, n in zip(ends, lengths.tolist())]
+        arrival, tokens, token_ns = generation.generate(
+            self._infer, prompts, max_new, None if arrivals is None else arrivals.tolist(), concurrency, self._cache_shape(header, "generate"), self.clock
+        )
+        return {"requests": len(prompts)}, {
+            "arrival_ns": np.asarray(arrival, dtype="<i8"),
+            "tokens": np.asarray(tokens, dtype="<i8").reshape(-1),
+            "token_ns": np.asarray(token_ns, dtype="<i8").reshape(-1),
+        }
+
+    def score_text(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> dict[str, Any]:
+        tokens = tensors.get("tokens")
+        if tokens is None or tokens.dtype != np.int64 or tokens.ndim != 1:
+            raise WorkerError("bad_request", '"score_text" takes one int64 tensor "tokens"')
+        nll, predicted = generation.score_text(self._infer, tokens.tolist(), int_field(header, "window", 2), self._cache_shape(header, "score_text"))
+        return {"nll_sum": nll, "predicted": predicted}

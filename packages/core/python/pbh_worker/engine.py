@@ -1,0 +1,145 @@
+"""The engine contract: what one Python file implements to put a runtime under PBH's measurement loop.
+
+An engine is declared once, in its manifest (`pbh-engine.json`: name, devices, precisions, options as JSON Schema,
+capabilities); the harness validates configs against it and this worker reads the same file. The file then holds
+one `Engine` subclass with three required methods:
+
+    about()        -> About        the runtime's version (and devices it sees, details for the Profile)
+    load(model)    -> Loaded       read or compile `model.path` for `model.batch_size`, `model.precision`
+    bind(batch)    -> call         a call with no arguments that runs one batch as a deployment serves a request
+
+`bind` is made once per resident batch, before any timing; the loop times `call()` alone. The call returns what
+the runtime returns; `outputs(result)` turns that into named arrays when the harness needs them (the correctness
+gate, scoring): by default a dict is taken as is and a list or tuple is named by `Loaded.outputs` in order.
+
+What an engine can do beyond that is declared under `capabilities` in the manifest, never guessed from which
+methods a class has; a declared capability whose method is missing is refused when the worker starts:
+
+    modelOnly    model_only(batch, iterations) -> [ns]     the runtime's own timing loop (benchmark_app's, time_evaluator)
+    layers       layers(batch, iterations) -> [Layer]      per-layer timings from the runtime's profiler
+    concurrency  max_concurrency() -> int and bind_async(batch) -> start(done)
+                                                          several queries in flight: start() returns at once and
+                                                          the runtime calls done() when that query completes
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .errors import WorkerError
+
+Batch = Mapping[str, np.ndarray]
+Call = Callable[[], Any]
+Start = Callable[[Callable[[], None]], None]
+
+
+@dataclass(frozen=True)
+class Model:
+    """What the harness asks `load` for. `options` are the manifest's options, validated, defaults filled."""
+
+    path: str
+    batch_size: int
+    device: str
+    precision: str
+    options: Mapping[str, Any]
+    # The model's inputs at this cell: [{"name", "dtype", "shape"}], concrete where the harness knows them.
+    inputs: list[Mapping[str, Any]] = field(default_factory=list)
+    # A scratch folder the engine may write into (converted graphs, profiler files); None when the harness gave none.
+    work_dir: str | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    dtype: str
+    # None for an axis left open.
+    shape: list[int | None]
+
+
+@dataclass(frozen=True)
+class Precision:
+    """What executed, read back from the runtime after compiling (never echoed from the request), and how it was read."""
+
+    executed: str
+    evidence: str
+
+
+@dataclass
+class Loaded:
+    inputs: list[TensorSpec]
+    outputs: list[TensorSpec]
+    precision: Precision
+    # Threads the runtime resolved, read back; None when the runtime does not say.
+    threads: int | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+    # None: the loop's own time around `load`. An engine that serves a cached build reports that build's time.
+    compile_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class About:
+    version: str
+    # Devices the runtime sees here; None: the manifest's devices.
+    devices: list[str] | None = None
+    details: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    op_type: str
+    mean_ns: float
+    calls: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Engine:
+    """Base of an engine. The worker sets `name` (the manifest entry it serves, so one file may serve several)."""
+
+    name: str = ""
+
+    def about(self) -> About:
+        raise NotImplementedError
+
+    def load(self, model: Model) -> Loaded:
+        raise NotImplementedError
+
+    def bind(self, batch: Batch) -> Call:
+        raise NotImplementedError
+
+    def outputs(self, result: Any) -> dict[str, np.ndarray]:
+        """Named output arrays of one call's result; arrays may be views valid until the next call."""
+        if isinstance(result, Mapping):
+            return dict(result)
+        if isinstance(result, (list, tuple)):
+            return dict(zip((spec.name for spec in self.loaded_outputs), result))
+        raise WorkerError("runtime_error", f"{type(self).__name__}.bind's call returned {type(result).__name__}: override outputs(result) to name its arrays")
+
+    def close(self) -> None:
+        """Release the runtime's resources; the process exits right after."""
+
+    # Set by the worker after `load`, for the default `outputs`.
+    loaded_outputs: list[TensorSpec] = []
+
+
+# Each capability a manifest may declare, and the methods it requires.
+CAPABILITY_METHODS: dict[str, tuple[str, ...]] = {
+    "modelOnly": ("model_only",),
+    "layers": ("layers",),
+    "concurrency": ("max_concurrency", "bind_async"),
+}
+
+
+def check_declared(engine: Engine, capabilities: Mapping[str, bool]) -> None:
+    """Refuse an engine that declares a capability it does not implement (names the method to write)."""
+    unknown = sorted(set(capabilities) - set(CAPABILITY_METHODS))
+    if unknown:
+        raise WorkerError("bad_manifest", f"capabilities {unknown} are unknown (known: {sorted(CAPABILITY_METHODS)})", fatal=True)
+    for capability, on in capabilities.items():
+        for method in CAPABILITY_METHODS[capability] if on else ():
+            if not callable(getattr(engine, method, None)):
+                raise WorkerError("bad_manifest", f"{type(engine).__name__} declares capability {capability!r} but has no method {method}()", fatal=True)
