@@ -137,5 +137,7 @@ describe('pbh commands', () => {
     const { readFile } = await import('node:fs/promises');
     const committed = await readFile(path.resolve(import.meta.dirname, '..', 'schema', 'experiment.schema.json'), 'utf8');
     expect(r.stdout).toBe(committed);
+    const manifest = await pbh(['schema', '--manifest']);
+    expect(manifest.stdout).toBe(await readFile(path.resolve(import.meta.dirname, '..', 'schema', 'engine-manifest.schema.json'), 'utf8'));
   });
 });
