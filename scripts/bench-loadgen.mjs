@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // npm run bench:loadgen — the real MLPerf LoadGen (mlcommons-loadgen, pinned in python/requirements.txt) against PBH's
 // own `pbh run` on the same system under test: OpenVINO on the bundled digits CNN at batch 1, fp32 pinned
-// (INFERENCE_PRECISION_HINT f32), compiled by the worker's own OpenVINORuntime.load with the options PBH's zod schema
+// (INFERENCE_PRECISION_HINT f32), compiled by the OpenVINO engine's own load with the options its optionsSchema
 // parses (scripts/loadgen_sut.py), in single-stream and server scenarios.
 //   LoadGen  its summary's 50/90/99th percentile latencies (nearest rank), from issue (single stream) or scheduled
-//            arrival (server) to QuerySamplesComplete, the SUT being the worker's run_sample / an AsyncInferQueue
-//            over the same resident tensors
+//            arrival (server) to QuerySamplesComplete, the SUT being the engine's bound calls / its bind_async
+//            requests over the same resident tensors
 //   PBH      the same cells from a temporary config with `scenario:` entries, read back with
 //            `pbh query ... --format json`: the Profile's headline boundary (`engine` for single stream, `query`
 //            for server: from the scheduled arrival, queueing included), percentiles by linear interpolation
@@ -24,8 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { loadDataset } from '@pbh/core';
-import { openvinoEngine, OpenVINOOptionsSchema } from '@pbh/engine-openvino';
+import { loadDataset, loadPlugin } from '@pbh/core';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const python = path.join(root, '.venv', 'bin', 'python');
@@ -37,8 +36,9 @@ const DURATION_MS = Number(process.env.DURATION_MS ?? 5000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const TARGET_QPS = Number(process.env.TARGET_QPS ?? 2000);
 const LATENCY_BOUND_MS = Number(process.env.LATENCY_BOUND_MS ?? 2);
+const openvinoEngine = (await loadPlugin('@pbh/engine-openvino')).engines.find((e) => e.name === 'openvino');
 // The options exactly as PBH's worker receives them (zod-parsed, defaults filled).
-const options = OpenVINOOptionsSchema.parse({ hint: 'latency' });
+const options = openvinoEngine.optionsSchema.parse({ hint: 'latency' });
 
 for (const file of [python, model, data]) {
   if (!existsSync(file)) throw new Error(`missing ${file}: run npx pbh doctor --fix and npm run generate first`);

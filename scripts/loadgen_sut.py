@@ -1,15 +1,16 @@
 """MLPerf LoadGen driving PBH's own OpenVINO runtime (scripts/bench-loadgen.mjs runs it).
 
-argv[1] is a JSON request: {"model", "data", "options" (parsed by OpenVINOOptionsSchema, defaults filled, exactly as
-PBH's worker receives them), "precision", "scenario" ("single_stream" | "server"), "min_duration_ms",
-"min_query_count", "target_qps"?, "latency_bound_ms"?, "out_dir"}. The system under test is the OpenVINORuntime class
-of packages/engine-openvino/python/openvino_worker.py, loaded and compiled by its own `load`, its resident samples
-wrapped by its own `load_samples` (LoadGen's LoadSamplesToRam), so LoadGen times the same infer path PBH's worker does:
-- single stream: issue_queries runs the sample's pre-bound `sample_call` (the call PBH's `engine` timer covers) and
-  completes the sample right after, on LoadGen's issue thread;
-- server: the model's OPTIMAL_NUMBER_OF_INFER_REQUESTS C API requests over the same resident tensors, as the
-  worker's run_schedule builds them (openvino_capi.AsyncQueue); each query is started on LoadGen's issue thread
-  (waiting for a free request there, GIL released) and completed from the request's callback.
+argv[1] is a JSON request: {"model", "data", "options" (parsed by the engine's optionsSchema, defaults filled, exactly
+as PBH's worker receives them), "precision", "scenario" ("single_stream" | "server"), "min_duration_ms",
+"min_query_count", "target_qps"?, "latency_bound_ms"?, "out_dir"}. The system under test is the OpenVINO engine class
+of packages/engine-openvino/python/openvino_worker.py, loaded and compiled by its own `load`, each resident sample
+bound by its own `bind` / `bind_async` (LoadGen's LoadSamplesToRam), so LoadGen times the same infer path PBH's
+worker does:
+- single stream: issue_queries runs the sample's bound call (the call PBH's `engine` timer covers) and completes the
+  sample right after, on LoadGen's issue thread;
+- server: the sample's `bind_async` start, over the model's OPTIMAL_NUMBER_OF_INFER_REQUESTS C API requests
+  (openvino_capi.AsyncQueue), as the worker's run_schedule starts them; each query is started on LoadGen's issue
+  thread (waiting for a free request there, GIL released) and completed from the request's callback.
 Writes LoadGen's logs to out_dir and out_dir/result.json: the summary's percentiles (ns, nearest rank), its
 validity and the queries it counted.
 """
@@ -27,8 +28,8 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(root, "packages", "core", "python"), os.path.join(root, "packages", "engine-openvino", "python")]
 
 import mlperf_loadgen as lg  # noqa: E402 - after the path set-up, like the worker's own imports
-import openvino_capi as capi  # noqa: E402
-from openvino_worker import OpenVINORuntime  # noqa: E402
+from openvino_worker import OpenVINO  # noqa: E402
+from pbh_worker import Model  # noqa: E402
 
 SCENARIOS = {"single_stream": lg.TestScenario.SingleStream, "server": lg.TestScenario.Server}
 # "50.00 percentile latency (ns)   : 41234" in mlperf_log_summary.txt
@@ -38,18 +39,20 @@ PERCENTILE = re.compile(r"^(\d+\.\d+) percentile latency \(ns\)\s*:\s*(\d+)", re
 def main() -> None:
     request = json.loads(sys.argv[1])
     data = np.load(request["data"]).astype(np.float32, copy=False)
-    runtime = OpenVINORuntime()
+    engine = OpenVINO()
+    engine.name = "openvino"
     spec = [{"name": "input", "dtype": "float32", "shape": [1, *data.shape[1:]]}]
-    runtime.load(request["model"], 1, "cpu", request["options"], spec, request["precision"])
-    # Sample index -> position in the runtime's resident set, filled by LoadGen's load callback.
+    engine.load(Model(request["model"], 1, "cpu", request["precision"], request["options"], spec))
+    # Sample index -> position in the resident set, filled by LoadGen's load callback.
     position: dict[int, int] = {}
-    calls: list = []
+    # Per resident sample: its bound call (single stream) or its start (server).
+    bound: list = []
+    bind = engine.bind if request["scenario"] == "single_stream" else engine.bind_async
 
     def load_samples(indices: list[int]) -> None:
         position.clear()
         position.update({index: i for i, index in enumerate(indices)})
-        runtime.load_samples([{"input": np.ascontiguousarray(data[index : index + 1])} for index in indices])
-        calls[:] = [runtime.sample_call(i) for i in range(len(indices))]
+        bound[:] = [bind({"input": np.ascontiguousarray(data[index : index + 1])}) for index in indices]
 
     def unload_samples(_indices: list[int]) -> None:
         position.clear()
@@ -60,14 +63,13 @@ def main() -> None:
 
         def issue(samples: list) -> None:
             for sample in samples:
-                calls[position[sample.index]]()
+                bound[position[sample.index]]()
                 complete([response(sample.id, 0, 0)])
     else:
-        pool = capi.AsyncQueue(runtime.compiled, runtime.max_concurrency(), lambda sample_id: lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, 0, 0)]))
 
         def issue(samples: list) -> None:
             for sample in samples:
-                pool.start(pool.next_idle(), runtime.samples[position[sample.index]], sample.id)
+                bound[position[sample.index]](lambda sample_id=sample.id: lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, 0, 0)]))
 
     settings = lg.TestSettings()
     settings.scenario = SCENARIOS[request["scenario"]]
@@ -89,8 +91,8 @@ def main() -> None:
     lg.StartTestWithLogSettings(sut, qsl, settings, log)
     lg.DestroyQSL(qsl)
     lg.DestroySUT(sut)
-    if request["scenario"] == "server":
-        pool.wait_all()
+    # Waits for every request still in flight.
+    engine.close()
 
     summary = open(os.path.join(request["out_dir"], "mlperf_log_summary.txt")).read()
     percentiles = {float(p): int(ns) for p, ns in PERCENTILE.findall(summary)}

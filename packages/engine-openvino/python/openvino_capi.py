@@ -3,9 +3,9 @@
 Why not the Python binding: its InferRequest.infer costs 5-12 us a call over the request's own C++ clock (the outputs
 dict it builds, pybind dispatch, binding the input through it), which would sit in the headline of every small model.
 Through ctypes, ov_infer_request_infer costs ~0.5 us a call over it (docs/worker-protocol.md, "Measured").
-The model is read, reshaped and compiled here. The binding cannot hand its compiled model over, and importing its
-export held the weights three times over at the peak (the blob, its serialisation, the compiled model), so the
-worker compiles through the binding first only to read its facts, releases that, then compiles here.
+The model is compiled once, by the binding (whose runtime model and properties say what executed); the C API runs
+that same compiled model (`CompiledModel`). The C API alone cannot say what executed: it has no access to a runtime
+model's ops or rt_info and no serializer.
 
 Element types are never spelled as C enum values here: the enum's numbering changed between releases, so each port's
 value is read from the compiled model and reused for the tensors made for that port.
@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 import openvino as ov
+import openvino._pyopenvino as _pyov
 
 from pbh_worker import WorkerError
 
@@ -32,14 +33,6 @@ class _Shape(ctypes.Structure):
     _fields_ = [("rank", ctypes.c_int64), ("dims", ctypes.POINTER(ctypes.c_int64))]
 
 
-class _Dimension(ctypes.Structure):
-    _fields_ = [("min", ctypes.c_int64), ("max", ctypes.c_int64)]
-
-
-class _PartialShape(ctypes.Structure):
-    _fields_ = [("rank", _Dimension), ("dims", ctypes.POINTER(_Dimension))]
-
-
 _CALLBACK = ctypes.CFUNCTYPE(None, _P)
 
 
@@ -48,15 +41,9 @@ class _Callback(ctypes.Structure):
 
 
 _SIGNATURES: dict[str, list[Any]] = {
-    "ov_core_create": [_PP],
-    "ov_core_free": [_P],
-    "ov_core_read_model": [_P, ctypes.c_char_p, ctypes.c_char_p, _PP],
-    "ov_model_free": [_P],
-    "ov_model_reshape": [_P, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(_PartialShape), ctypes.c_size_t],
-    "ov_partial_shape_create_static": [ctypes.c_int64, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(_PartialShape)],
-    "ov_partial_shape_free": [ctypes.POINTER(_PartialShape)],
-    "ov_compiled_model_free": [_P],
     "ov_compiled_model_get_property": [_P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)],
+    "ov_compiled_model_inputs_size": [_P, ctypes.POINTER(ctypes.c_size_t)],
+    "ov_compiled_model_outputs_size": [_P, ctypes.POINTER(ctypes.c_size_t)],
     "ov_compiled_model_input_by_index": [_P, ctypes.c_size_t, _PP],
     "ov_compiled_model_output_by_index": [_P, ctypes.c_size_t, _PP],
     "ov_compiled_model_create_infer_request": [_P, _PP],
@@ -92,13 +79,17 @@ def _load_library() -> ctypes.CDLL:
         function.argtypes = argtypes
         function.restype = None if name.endswith("_free") else ctypes.c_int
     lib.ov_get_last_err_msg.restype = ctypes.c_char_p
-    # Variadic (property key and value strings follow): only the fixed arguments are declared.
-    lib.ov_core_compile_model.argtypes = [_P, _P, ctypes.c_char_p, ctypes.c_size_t, _PP]
-    lib.ov_core_compile_model.restype = ctypes.c_int
     return lib
 
 
 _lib = _load_library()
+_pyov_lib = ctypes.CDLL(_pyov.__file__)
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype, _capsule_new.argtypes = ctypes.py_object, [_P, ctypes.c_char_p, _P]
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype, _capsule_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype, _capsule_pointer.argtypes = _P, [ctypes.py_object, ctypes.c_char_p]
 
 
 def _check(status: int, what: str) -> None:
@@ -186,6 +177,12 @@ class Request:
         """The per-query call on resident tensors, every argument bound ahead: copy (`copies`) or bind each input,
         then infer; a nonzero status raises. Copying calls expect the request's own inputs bound, as they are unless
         `bind` replaced them."""
+        run = self._call(tensors)
+        # The call reads the tensors' memory by address: it holds them (and their arrays) for as long as it lives.
+        run.tensors = tensors  # type: ignore[attr-defined]
+        return run
+
+    def _call(self, tensors: tuple[Tensor, ...]) -> Callable[[], None]:
         bind, infer, request = _lib.ov_infer_request_set_input_tensor_by_index, _lib.ov_infer_request_infer, self.handle
         if self.copies(tensors):
             copy = ctypes.memmove
@@ -272,20 +269,21 @@ class Request:
 
 
 class AsyncQueue:
-    """Requests run with start_async; each completion is timed in OpenVINO's callback (its own thread, which ctypes
-    gives the GIL) and hands the request back. `next_idle` blocks, the GIL released, until a request is free."""
+    """Requests run with start_async; each one's `done` is called from OpenVINO's callback (its own thread, which
+    ctypes gives the GIL) as soon as it completes, then the request is handed back. `next_idle` blocks, the GIL
+    released, until a request is free."""
 
-    def __init__(self, compiled: "CompiledModel", size: int, on_done: Callable[[Any], None]) -> None:
+    def __init__(self, compiled: "CompiledModel", size: int) -> None:
         self.requests = [Request(compiled) for _ in range(size)]
         self.idle: queue.SimpleQueue[int] = queue.SimpleQueue()
-        self.userdata: list[Any] = [None] * size
+        self.done: list[Callable[[], None]] = [_nothing] * size
 
-        def done(slot: int) -> None:
-            on_done(self.userdata[slot])
+        def completed(slot: int) -> None:
+            self.done[slot]()
             self.idle.put(slot)
 
         # One C function object and one struct per request, kept here: OpenVINO keeps the struct's address.
-        self._functions = [_CALLBACK(lambda _args, slot=slot: done(slot)) for slot in range(size)]
+        self._functions = [_CALLBACK(lambda _args, slot=slot: completed(slot)) for slot in range(size)]
         self._callbacks = [_Callback(function, None) for function in self._functions]
         for slot, (request, callback) in enumerate(zip(self.requests, self._callbacks)):
             _check(_lib.ov_infer_request_set_callback(request.handle, ctypes.byref(callback)), "ov_infer_request_set_callback")
@@ -297,12 +295,12 @@ class AsyncQueue:
         _check(_lib.ov_infer_request_wait(self.requests[slot].handle), "ov_infer_request_wait")
         return slot
 
-    def start(self, slot: int, tensors: tuple[Tensor, ...] | None, userdata: Any) -> None:
+    def start(self, slot: int, tensors: tuple[Tensor, ...] | None, done: Callable[[], None]) -> None:
         """Starts request `slot` on these inputs (copied or bound, as `Request.call` would), or on what it has."""
         request = self.requests[slot]
         if tensors is not None:
             request.feed(tensors)
-        self.userdata[slot] = userdata
+        self.done[slot] = done
         _check(_lib.ov_infer_request_start_async(request.handle), "ov_infer_request_start_async")
 
     def wait_all(self) -> None:
@@ -310,43 +308,57 @@ class AsyncQueue:
             _check(_lib.ov_infer_request_wait(request.handle), "ov_infer_request_wait")
 
 
+def _nothing() -> None:
+    pass
+
+
+def _pybind11_abi() -> str:
+    # pybind11 names its function-record type after the platform ABI id its conduit checks.
+    return type(_pyov.Core.read_model.__self__).__name__.removeprefix("pybind11_detail_function_record_v1_")
+
+
+def _cpp_pointer(compiled: ov.CompiledModel) -> int:
+    """The address of the ov::CompiledModel the binding's object holds, through pybind11's conduit (its interface
+    for handing a C++ object across extensions), asked with the binding's own type_info for ov::CompiledModel."""
+    abi = _pybind11_abi()
+    try:
+        type_info = ctypes.addressof(ctypes.c_void_p.in_dll(_pyov_lib, "_ZTIN2ov13CompiledModelE"))
+        found = compiled._pybind11_conduit_v1_(abi.encode(), _capsule_new(type_info, b"St9type_info", None), b"raw_pointer_ephemeral")
+    except (AttributeError, ValueError) as e:
+        found, why = None, str(e)
+    else:
+        why = f"the conduit declined ABI {abi!r}"
+    if found is None:
+        raise WorkerError("runtime_error", f"openvino {ov.get_version()}'s Python binding cannot hand its compiled model to the C API through pybind11's conduit ({why})")
+    return _capsule_pointer(found, _capsule_name(found))
+
+
 class CompiledModel:
-    """The model read, reshaped and compiled through the C API, with the properties the binding's compilation had."""
+    """The binding's compiled model, run through the C API: one compilation, read by the binding, run by ctypes.
 
-    def __init__(self, model_path: str, shapes: dict[str, list[int]], device: str, properties: dict[str, str], inputs: list[list[int] | None], outputs: list[tuple[np.dtype, list[int] | None]]) -> None:
-        self.core, self.handle = _P(), _P()
-        _check(_lib.ov_core_create(ctypes.byref(self.core)), "ov_core_create")
-        model = _P()
-        _check(_lib.ov_core_read_model(self.core, model_path.encode(), None, ctypes.byref(model)), f"ov_core_read_model({model_path})")
-        try:
-            if shapes:
-                self._reshape(model, shapes)
-            pairs = [part.encode() for item in properties.items() for part in item]
-            _check(_lib.ov_core_compile_model(self.core, model, device.encode(), len(pairs), ctypes.byref(self.handle), *pairs), "ov_core_compile_model")
-        finally:
-            _lib.ov_model_free(model)
+    ov_compiled_model_t is a struct whose one member is a std::shared_ptr<ov::CompiledModel> (the C API's
+    src/common.h). This one is {the binding's pointer, no control block}: a non-owning shared_ptr, as the aliasing
+    constructor makes from an empty one. Every C API call on it only dereferences it; the binding's object owns the
+    model (kept here) and the handle is never given to ov_compiled_model_free.
+    """
+
+    def __init__(self, compiled: ov.CompiledModel) -> None:
+        self.owner = compiled
+        self._struct = (_P * 2)(_cpp_pointer(compiled), None)
+        self.handle = _P(ctypes.addressof(self._struct))
+        static = lambda port: [int(d) for d in port.get_shape()] if port.get_partial_shape().is_static else None  # noqa: E731
         # Static shapes per input and (dtype, static shape) per output; None where dynamic.
-        self.input_shapes = inputs
-        self.output_specs = outputs
-        self.input_types = [self._port_type(_lib.ov_compiled_model_input_by_index, i) for i in range(len(inputs))]
-        self.output_types = [self._port_type(_lib.ov_compiled_model_output_by_index, i) for i in range(len(outputs))]
-
-    @staticmethod
-    def _reshape(model: Any, shapes: dict[str, list[int]]) -> None:
-        # A scalar input has nothing to reshape, and a rank-0 static partial shape from the C API reads back as [?].
-        shapes = {name: dims for name, dims in shapes.items() if dims}
-        if not shapes:
-            return
-        names = (ctypes.c_char_p * len(shapes))(*[name.encode() for name in shapes])
-        partial = (_PartialShape * len(shapes))()
-        for i, dims in enumerate(shapes.values()):
-            # The C API copies the dims into the partial shape it allocates.
-            _check(_lib.ov_partial_shape_create_static(len(dims), (ctypes.c_int64 * len(dims))(*dims), ctypes.byref(partial[i])), "ov_partial_shape_create_static")
-        try:
-            _check(_lib.ov_model_reshape(model, names, partial, len(shapes)), f"ov_model_reshape({shapes})")
-        finally:
-            for shape in partial:
-                _lib.ov_partial_shape_free(ctypes.byref(shape))
+        self.input_shapes = [static(port) for port in compiled.inputs]
+        self.output_specs = [(np.dtype(port.get_element_type().to_dtype()), static(port)) for port in compiled.outputs]
+        counts = []
+        for function in (_lib.ov_compiled_model_inputs_size, _lib.ov_compiled_model_outputs_size):
+            size = ctypes.c_size_t()
+            _check(function(self.handle, ctypes.byref(size)), function.__name__)
+            counts.append(size.value)
+        if counts != [len(self.input_shapes), len(self.output_specs)]:
+            raise WorkerError("runtime_error", f"the C API sees {counts[0]} inputs and {counts[1]} outputs of the binding's compiled model, which has {len(self.input_shapes)} and {len(self.output_specs)}")
+        self.input_types = [self._port_type(_lib.ov_compiled_model_input_by_index, i) for i in range(len(self.input_shapes))]
+        self.output_types = [self._port_type(_lib.ov_compiled_model_output_by_index, i) for i in range(len(self.output_specs))]
 
     def _port_type(self, by_index: Any, index: int) -> int:
         port, element = _P(), ctypes.c_int()
@@ -357,20 +369,5 @@ class CompiledModel:
             _lib.ov_output_const_port_free(port)
         return element.value
 
-    def property(self, key: str) -> str:
-        value = ctypes.c_char_p()
-        _check(_lib.ov_compiled_model_get_property(self.handle, key.encode(), ctypes.byref(value)), f"get_property({key})")
-        text = (value.value or b"").decode()
-        _lib.ov_free(value)
-        return text
-
     def tensors(self, arrays: list[np.ndarray]) -> tuple[Tensor, ...]:
         return tuple(Tensor(array, self.input_types[i]) for i, array in enumerate(arrays))
-
-    def close(self) -> None:
-        if self.handle:
-            _lib.ov_compiled_model_free(self.handle)
-            self.handle = _P()
-        if self.core:
-            _lib.ov_core_free(self.core)
-            self.core = _P()

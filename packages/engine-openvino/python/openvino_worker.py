@@ -1,33 +1,28 @@
-"""OpenVINO runtime for PBH's native worker protocol (docs/worker-protocol.md).
+"""OpenVINO as a PBH engine (pbh-engine.json; the contract: packages/core/python/pbh_worker/engine.py).
 
-Reads the ONNX file directly (core.read_model), reshapes it to the concrete batch, compiles it for the device.
-Every call after load goes through OpenVINO's C API (openvino_capi.py), not the Python binding's requests.
+Reads the ONNX file directly (core.read_model), reshapes it to the concrete batch, compiles it for the device once.
+Every call after load goes through OpenVINO's C API (openvino_capi.py) on that same compiled model, not the Python
+binding's requests.
 - load: INFERENCE_PRECISION_HINT is always set from the requested precision: the CPU plugin's own default is bf16
   wherever the CPU has AMX or AVX-512 BF16, which would change the numbers with the machine. The binding compiles the
-  model, and what executed is read back through it (openvino_precision.py): the compiled model's
-  INFERENCE_PRECISION_HINT and the runtime precision of every compute op. That compilation is released, then the C API
-  reads, reshapes and compiles the model with the same properties, and the two compilations' properties are compared
-  (a difference is an error): the worker never holds two compiled models.
-- infer: one request; each input wrapped as a tensor over the array's memory, outputs copied out.
-- load_samples: each resident batch's arrays wrapped once as C API tensors over their own memory, in the compiled
-  model's input order, after checking names, element types and shapes against it.
-- run_sample / sample_call (the `engine` boundary of resident runs, timed by the loop around the pre-bound call):
-  inputs of at most capi.COPY_BYTES a batch copied into the request's own input tensors, larger ones bound
-  (ov_infer_request_set_input_tensor_by_index), then ov_infer_request_infer; outputs of a static shape land in buffers
-  bound to the request once (a C++ deployment's own output buffers), dynamic ones stay in the request. That is what
-  a deployment pays per request when its inputs are already in memory.
+  model and what executed is read back through it (openvino_precision.py): the compiled model's
+  INFERENCE_PRECISION_HINT and the runtime precision of every compute op. The C API then runs that compiled model.
+- bind: the batch's arrays wrapped once as C API tensors over their own memory, in the compiled model's input order,
+  after checking names, element types and shapes against it. Its call copies inputs of at most capi.COPY_BYTES a
+  batch into the request's own input tensors and binds larger ones (ov_infer_request_set_input_tensor_by_index), then
+  ov_infer_request_infer; outputs of a static shape land in buffers bound to the request once (a C++ deployment's own
+  output buffers), dynamic ones stay in the request. That is what a deployment pays per request when its inputs are
+  already in memory. `outputs` reads that request's outputs.
 - max_concurrency: the compiled model's OPTIMAL_NUMBER_OF_INFER_REQUESTS (1 with hint=latency; with hint=throughput
   one per stream, the streams chosen by the hint unless options.streams sets them).
-- run_schedule: `concurrency` requests started with start_async over the resident tensors. Per query: wait until due
-  (pbh_worker.clock: sleep, then spin the last 200 us), wait for an idle request (GIL released), take the issue
-  time, copy or bind the batch's inputs (as run_sample does) and start. The completion time is taken in the request's callback, on OpenVINO's
-  thread, as soon as it finishes.
-- bench, hint=latency: the request on one resident input, bound once (as benchmark_app does), a perf_counter_ns
-  clock around each ov_infer_request_infer.
-- bench, hint=throughput: OPTIMAL_NUMBER_OF_INFER_REQUESTS requests on a resident input. iteration_ns are the
-  intervals between consecutive completions (the first from the start of the bench), so they sum to the wall time and
-  their mean is wall time / iterations.
-- profile: a second compilation (through the binding) with PERF_COUNT on, so timed runs never pay for the counters;
+- bind_async: that many requests run with start_async; a start takes an idle request, copies or binds the batch's
+  inputs (as bind's call does) and starts it; done() is called in the request's callback, on OpenVINO's thread.
+- model_only, hint=latency: one request on the input, bound once (as benchmark_app does), a perf_counter_ns clock
+  around each ov_infer_request_infer.
+- model_only, hint=throughput: OPTIMAL_NUMBER_OF_INFER_REQUESTS requests on the input. The timings are the intervals
+  between consecutive completions (the first from the start), so they sum to the wall time and their mean is wall
+  time / iterations.
+- layers: a second compilation (through the binding) with PERF_COUNT on, so timed runs never pay for the counters;
   real_time of EXECUTED nodes from get_profiling_info(), averaged over the iterations.
 """
 
@@ -35,16 +30,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import openvino as ov
 import openvino.properties as props
 import openvino.properties.hint as hints
 
-from pbh_worker import Runtime, WorkerError, required_options, run_worker
+from pbh_worker import About, Engine, Layer, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.channel import dtype_name
-from pbh_worker.clock import now, wait_until
 import openvino_capi as capi
 from openvino_precision import executed_precision, precision_hint
 
@@ -56,14 +50,14 @@ def _version() -> str:
     return ov.get_version().split("-", 1)[0]
 
 
-def _spec(port: Any) -> dict[str, Any]:
+def _spec(port: Any) -> TensorSpec:
     shape = port.get_partial_shape()
     dims = [d.get_length() if d.is_static else None for d in shape] if shape.rank.is_static else []
-    return {"name": port.get_any_name(), "dtype": dtype_name(np.dtype(port.get_element_type().to_dtype())), "shape": dims}
+    return TensorSpec(port.get_any_name(), dtype_name(np.dtype(port.get_element_type().to_dtype())), dims)
 
 
 def _config(options: dict[str, Any], precision: ov.Type, profiling: bool) -> dict[Any, Any]:
-    """Options arrive parsed by OpenVINOOptionsSchema (src/options.ts): unset keys mean "let OpenVINO decide"."""
+    """Unset options mean "let OpenVINO decide"."""
     config: dict[Any, Any] = {hints.performance_mode: HINTS[options["hint"]], hints.inference_precision: precision}
     if options.get("streams") is not None:
         streams = options["streams"]
@@ -73,60 +67,6 @@ def _config(options: dict[str, Any], precision: ov.Type, profiling: bool) -> dic
     if profiling:
         config[props.enable_profiling] = True
     return config
-
-
-def _c_properties(options: dict[str, Any], precision: ov.Type) -> dict[str, str]:
-    """_config as the C API's strings, for its compilation of the model."""
-    c = {hints.performance_mode(): options["hint"].upper(), hints.inference_precision(): precision.get_type_name()}
-    if options.get("streams") is not None:
-        c[props.num_streams()] = "AUTO" if options["streams"] == "auto" else str(int(options["streams"]))
-    if options.get("threads") is not None:
-        c[props.inference_num_threads()] = str(int(options["threads"]))
-    return c
-
-
-# Read from both compilations: they must run the same way.
-_SAME_PROPERTIES = ("PERFORMANCE_HINT", "INFERENCE_PRECISION_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS", "OPTIMAL_NUMBER_OF_INFER_REQUESTS")
-
-
-def _as_c_string(value: Any) -> str:
-    """A property as the binding returns it, spelled as the C API's get_property does."""
-    if isinstance(value, ov.Type):
-        return value.get_type_name()
-    return str(getattr(value, "name", value))
-
-
-@dataclass(frozen=True)
-class _Witnessed:
-    """What the C API's compilation takes from the binding's: port shapes and the properties it must match."""
-
-    inputs: list[list[int] | None]
-    outputs: list[tuple[np.dtype, list[int] | None]]
-    properties: dict[str, str]
-
-    @staticmethod
-    def of(witness: ov.CompiledModel) -> "_Witnessed":
-        static = lambda port: [int(d) for d in port.get_shape()] if port.get_partial_shape().is_static else None  # noqa: E731
-        return _Witnessed(
-            [static(port) for port in witness.inputs],
-            [(np.dtype(port.get_element_type().to_dtype()), static(port)) for port in witness.outputs],
-            {key: _as_c_string(witness.get_property(key)) for key in _SAME_PROPERTIES},
-        )
-
-
-def _compiled_here(model_path: str, inputs: list[dict[str, Any]], device: str, c_props: dict[str, str], witnessed: _Witnessed) -> capi.CompiledModel:
-    """The model compiled through the C API, checked to run as the binding's compilation does."""
-    shapes = {spec["name"]: [int(d) for d in spec["shape"]] for spec in inputs if all(isinstance(d, int) for d in spec["shape"])}
-    input_shapes, outputs, expected = witnessed.inputs, witnessed.outputs, witnessed.properties
-    try:
-        compiled = capi.CompiledModel(model_path, shapes, device, c_props, input_shapes, outputs)
-    except WorkerError as e:
-        raise WorkerError("unsupported_model", f"OpenVINO's C API cannot compile {model_path} for {device}: {e}") from e
-    differ = [f"{key}: {value} vs {compiled.property(key)}" for key, value in expected.items() if compiled.property(key) != value]
-    if differ:
-        compiled.close()
-        raise WorkerError("runtime_error", f"OpenVINO's C API compiled {model_path} to run differently from the binding's compilation its facts were read from: {'; '.join(differ)}")
-    return compiled
 
 
 @dataclass(frozen=True)
@@ -144,23 +84,25 @@ class _Input:
         dims = tuple(d.get_length() if d.is_static else None for d in shape) if shape.rank.is_static else None
         return _Input(port.get_any_name(), frozenset(port.get_names()), np.dtype(port.get_element_type().to_dtype()), dims, str(shape))
 
-    def checked(self, array: np.ndarray, what: str) -> np.ndarray:
+    def checked(self, array: np.ndarray) -> np.ndarray:
         fits = self.dims is None or (array.ndim == len(self.dims) and all(d is None or d == n for d, n in zip(self.dims, array.shape)))
         if array.dtype != self.dtype or not fits:
-            raise WorkerError("bad_request", f"{what}: input {self.name!r} is {array.dtype}{list(array.shape)}, the compiled model takes {self.dtype}{self.shown}")
+            raise WorkerError("bad_request", f"input {self.name!r} is {array.dtype}{list(array.shape)}, the compiled model takes {self.dtype}{self.shown}")
         return array
 
 
-class OpenVINORuntime(Runtime):
+class OpenVINO(Engine):
     def __init__(self) -> None:
         self.core = ov.Core()
-        # The model file and the input shapes it was loaded with, for profile's own compilation.
-        self.source: tuple[str, list[dict[str, Any]]] = ("", [])
+        # The model file and the input shapes it was loaded with, for the layers probe's own compilation.
+        self.source: tuple[str, list[Any]] = ("", [])
         self.compiled: capi.CompiledModel | None = None
-        # `request` serves infer and bench; `session` only the resident calls, so its own inputs stay bound.
-        self.request: capi.Request | None = None
+        # `session` runs every bound call (and so infer); `request` only model_only, which binds its input once.
         self.session: capi.Request | None = None
-        # The compiled model's inputs as the binding read them (plain values: a port would keep its model alive).
+        self.request: capi.Request | None = None
+        # bind_async's requests, made at its first call.
+        self.pool: capi.AsyncQueue | None = None
+        # The compiled model's inputs as the binding read them (plain values, in compiled input order).
         self.inputs: list[_Input] = []
         self.position: dict[str, int] = {}
         self.output_names: list[str] = []
@@ -169,12 +111,10 @@ class OpenVINORuntime(Runtime):
         self.options: dict[str, Any] = {}
         self.precision: ov.Type | None = None
         self.profiled: ov.CompiledModel | None = None
-        # Per resident batch: its tensors in compiled input order (each keeps the array it shares memory with).
-        self.samples: list[tuple[capi.Tensor, ...]] = []
-        # The tensors last bound by infer: the request refers to their memory until the next bind.
+        # The tensors model_only bound last: the request refers to their memory until the next bind.
         self._bound: tuple[capi.Tensor, ...] = ()
 
-    def hello(self) -> dict[str, Any]:
+    def about(self) -> About:
         devices = list(self.core.available_devices)
         details = {"build": ov.get_version()}
         for device in devices:
@@ -182,46 +122,39 @@ class OpenVINORuntime(Runtime):
                 details[f"{device}.FULL_DEVICE_NAME"] = str(self.core.get_property(device, props.device.full_name))
             except RuntimeError:
                 pass
-        return {"runtime": "openvino", "version": _version(), "devices": devices, "details": details}
+        return About(_version(), devices, details)
 
-    def load(self, model_path, batch_size, device, options, inputs, precision):
-        required_options(options, "hint")
-        self.precision = precision_hint(precision)
-        self.options = options
-        self.device = str(options.get("device") or device).upper()
+    def load(self, model: Model) -> Loaded:
+        self.precision = precision_hint(model.precision)
+        self.options = dict(model.options)
+        self.device = str(self.options.get("device") or model.device).upper()
         self.close()
-        # The binding's compilation is the witness its facts and executed precision are read from; released before
-        # the C API compiles the one that runs, so the two never hold the weights at once.
-        witness_start = time.perf_counter()
-        model = self._read(model_path, inputs)
+        start = time.perf_counter()
+        read = self._read(model.path, model.inputs)
         try:
-            compiled = self.core.compile_model(model, self.device, _config(options, self.precision, profiling=False))
+            compiled = self.core.compile_model(read, self.device, _config(self.options, self.precision, profiling=False))
         except RuntimeError as e:
-            raise WorkerError("unsupported_model", f"OpenVINO cannot compile {model_path} for {self.device}: {e}") from e
-        del model
-        reply = {
-            "inputs": [_spec(p) for p in compiled.inputs],
-            "outputs": [_spec(p) for p in compiled.outputs],
-            "facts": self._facts(compiled),
-            "precision": executed_precision(self.core, compiled, self.device, precision),
-            "threads": self._threads(compiled),
-        }
+            raise WorkerError("unsupported_model", f"OpenVINO cannot compile {model.path} for {self.device}: {e}") from e
+        compile_ms = (time.perf_counter() - start) * 1000
+        del read
+        self.compiled = capi.CompiledModel(compiled)
         self.inputs = [_Input.of(port) for port in compiled.inputs]
         self.position = {name: i for i, spec in enumerate(self.inputs) for name in spec.names}
         self.output_names = [port.get_any_name() for port in compiled.outputs]
         self.concurrency = int(compiled.get_property(props.optimal_number_of_infer_requests))
-        reply["facts"]["witness_compile_ms"] = (time.perf_counter() - witness_start) * 1000
-        witnessed = _Witnessed.of(compiled)
-        del compiled
-        start = time.perf_counter()
-        self.compiled = _compiled_here(model_path, inputs, self.device, _c_properties(options, self.precision), witnessed)
-        compile_ms = (time.perf_counter() - start) * 1000
-        self.request = capi.Request(self.compiled)
         self.session = capi.Request(self.compiled)
-        self.source = (model_path, inputs)
-        return {"compile_ms": compile_ms, **reply}
+        self.request = capi.Request(self.compiled)
+        self.source = (model.path, model.inputs)
+        return Loaded(
+            inputs=[_spec(p) for p in compiled.inputs],
+            outputs=[_spec(p) for p in compiled.outputs],
+            precision=Precision(**executed_precision(self.core, compiled, self.device, model.precision)),
+            threads=self._threads(compiled),
+            facts=self._facts(compiled),
+            compile_ms=compile_ms,
+        )
 
-    def _read(self, model_path: str, inputs: list[dict[str, Any]]) -> ov.Model:
+    def _read(self, model_path: str, inputs: list[Any]) -> ov.Model:
         try:
             model = self.core.read_model(model_path)
         except RuntimeError as e:
@@ -243,7 +176,7 @@ class OpenVINORuntime(Runtime):
         facts: dict[str, Any] = {
             "device": self.device,
             "requested": self.options,
-            "compile_ms_covers": "the C API's read_model + reshape + compile_model (witness_compile_ms: the binding's compilation its facts are read from)",
+            "compile_ms_covers": "read_model + reshape + compile_model through the binding; the C API runs that compiled model",
             "api": "OpenVINO C API through ctypes",
         }
         for key, prop in [
@@ -271,85 +204,76 @@ class OpenVINORuntime(Runtime):
         # 0 is OpenVINO's "not decided here" (devices that do not run host threads).
         return int(threads) if isinstance(threads, int) and threads > 0 else None
 
-    def _ordered(self, named: dict[str, np.ndarray], what: str) -> list[np.ndarray]:
-        """The arrays in compiled input order, each checked against its port (the C API reads their memory as is)."""
+    def _tensors(self, named: dict[str, np.ndarray]) -> tuple[capi.Tensor, ...]:
+        """The arrays as C API tensors in compiled input order, each checked against its port (the C API reads their
+        memory as is)."""
+        assert self.compiled is not None
         ordered: list[np.ndarray | None] = [None] * len(self.inputs)
         for name, array in named.items():
             i = self.position.get(name)
             if i is None or ordered[i] is not None:
-                raise WorkerError("bad_request", f"{what}: input {name!r} is not one of the model's inputs {[spec.name for spec in self.inputs]} (or is fed twice)")
+                raise WorkerError("bad_request", f"input {name!r} is not one of the model's inputs {[spec.name for spec in self.inputs]} (or is fed twice)")
             # np.asarray(order="C"), not ascontiguousarray, which turns a scalar (0-d) input into shape [1].
-            ordered[i] = self.inputs[i].checked(np.asarray(array, order="C"), what)
+            ordered[i] = self.inputs[i].checked(np.asarray(array, order="C"))
         missing = [self.inputs[i].name for i, a in enumerate(ordered) if a is None]
         if missing:
-            raise WorkerError("bad_request", f"{what} lacks inputs {missing}")
-        return [a for a in ordered if a is not None]
+            raise WorkerError("bad_request", f"the batch lacks inputs {missing}")
+        return self.compiled.tensors([a for a in ordered if a is not None])
 
-    def infer(self, inputs):
-        self._bound = self.compiled.tensors(self._ordered(inputs, "infer"))
-        self.request.bind(self._bound)
-        self.request.infer()
-        return dict(zip(self.output_names, self.request.read_outputs()))
+    def bind(self, batch):
+        assert self.session is not None
+        return self.session.call(self._tensors(dict(batch)))
 
-    def load_samples(self, batches):
-        self.samples = [self.compiled.tensors(self._ordered(batch, f"resident batch {index}")) for index, batch in enumerate(batches)]
+    def outputs(self, result: Any) -> dict[str, np.ndarray]:
+        # Bound calls return nothing: the outputs are the session request's, from its last call.
+        assert self.session is not None
+        return dict(zip(self.output_names, self.session.read_outputs()))
 
-    def run_sample(self, index):
-        self.sample_call(index)()
-
-    def sample_call(self, index):
-        return self.session.call(self.samples[index])
-
-    def max_concurrency(self):
+    def max_concurrency(self) -> int:
         return self.concurrency
 
-    def run_schedule(self, batches, arrivals_ns, concurrency):
-        issued = [0] * len(batches)
-        completed = [0] * len(batches)
+    def bind_async(self, batch):
+        tensors = self._tensors(dict(batch))
+        if self.pool is None:
+            assert self.compiled is not None
+            self.pool = capi.AsyncQueue(self.compiled, self.concurrency)
+        next_idle, start = self.pool.next_idle, self.pool.start
 
-        def done(query: int) -> None:
-            completed[query] = now()
+        def begin(done: Callable[[], None]) -> None:
+            # The loop leaves a free slot for every start: the idle request is there, or on its way back.
+            start(next_idle(), tensors, done)
 
-        pool = capi.AsyncQueue(self.compiled, concurrency, done)
-        samples = self.samples
-        start = now()
-        for query, (batch, arrival) in enumerate(zip(batches, arrivals_ns)):
-            due = start + arrival
-            if now() < due:
-                wait_until(due)
-            # FIFO: the query waits for a free request after it is due; the issue time is after both waits.
-            slot = pool.next_idle()
-            issued[query] = now()
-            pool.start(slot, samples[batch], query)
-        pool.wait_all()
-        return [t - start for t in issued], [t - start for t in completed]
+        return begin
 
-    def bench(self, inputs, iterations):
-        tensors = self.compiled.tensors(self._ordered(inputs, "bench"))
+    def model_only(self, batch, iterations):
+        assert self.request is not None and self.compiled is not None
+        tensors = self._tensors(dict(batch))
         if self.options["hint"] == "throughput":
-            return self._bench_queue(tensors, iterations)
+            return self._queue_intervals(tensors, iterations)
         self._bound = tensors
         self.request.bind(tensors)
         return self.request.timed_infer(iterations)
 
-    def _bench_queue(self, tensors, iterations):
+    def _queue_intervals(self, tensors: tuple[capi.Tensor, ...], iterations: int) -> list[int]:
+        # A queue of its own: binding the input would leave bind_async's requests copying into unbound tensors.
         completions: list[int] = []
-        pool = capi.AsyncQueue(self.compiled, self.concurrency, lambda _query: completions.append(time.perf_counter_ns()))
+        pool = capi.AsyncQueue(self.compiled, self.concurrency)
         for request in pool.requests:
             request.bind(tensors)
+        record = lambda: completions.append(time.perf_counter_ns())  # noqa: E731
         start = time.perf_counter_ns()
         for _ in range(iterations):
-            pool.start(pool.next_idle(), None, None)
+            pool.start(pool.next_idle(), None, record)
         pool.wait_all()
         completions.sort()
         return [b - a for a, b in zip([start, *completions[:-1]], completions)]
 
-    def profile(self, inputs, iterations):
+    def layers(self, batch, iterations):
         if self.profiled is None:
             model = self._read(*self.source)
             self.profiled = self.core.compile_model(model, self.device, _config(self.options, self.precision, profiling=True))
         request = self.profiled.create_infer_request()
-        for name, array in inputs.items():
+        for name, array in batch.items():
             request.set_tensor(name, ov.Tensor(array, shared_memory=True))
         totals: dict[str, list[Any]] = {}
         for _ in range(iterations):
@@ -361,12 +285,10 @@ class OpenVINORuntime(Runtime):
                 entry[2] += info.real_time.total_seconds() * 1e9
                 entry[3] += 1
         shapes = self._runtime_shapes(self.profiled)
-        layers = []
-        for name, (node_type, exec_type, total_ns, calls) in totals.items():
-            layer = {"name": name, "op_type": node_type, "exec_type": exec_type, "mean_ns": total_ns / iterations, "calls": calls}
-            layer.update(shapes.get(name, {}))
-            layers.append(layer)
-        return layers
+        return [
+            Layer(name, node_type, total_ns / iterations, calls, {"exec_type": exec_type, **shapes.get(name, {})})
+            for name, (node_type, exec_type, total_ns, calls) in totals.items()
+        ]
 
     @staticmethod
     def _runtime_shapes(compiled: ov.CompiledModel) -> dict[str, dict[str, str]]:
@@ -379,13 +301,14 @@ class OpenVINORuntime(Runtime):
         return shapes
 
     def close(self) -> None:
-        self.samples, self._bound = [], ()
+        if self.pool is not None:
+            # A callback may still be handing its request back after the loop's last done().
+            self.pool.wait_all()
+        self.pool, self._bound = None, ()
         self.request = self.session = None
-        if self.compiled is not None:
-            self.compiled.close()
         self.compiled = None
         self.profiled = None
 
 
 if __name__ == "__main__":
-    run_worker(OpenVINORuntime())
+    serve(OpenVINO())

@@ -5,13 +5,17 @@ import path from 'node:path';
 import { execa } from 'execa';
 import * as ort from 'onnxruntime-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { findVenvPython, liveWorkerCount, loadDataset, type Precision, type PreparedModel, type Tensor } from '@pbh/core';
-import plugin, { openvinoEngine, OpenVINOOptionsSchema } from '../src/index.js';
+import { findVenvPython, liveWorkerCount, loadDataset, loadPlugin, type Precision, type PreparedModel, type Tensor } from '@pbh/core';
 import { suiteData, suiteModel } from '../../../test/suite.js';
 import { expectMixedIoRoundTrip } from '../../../test/engine-contract.js';
 
 // OpenVINO's CPU plugin executes bf16 only where the CPU has these (AVX-512 BF16 or AMX); elsewhere it keeps f32.
 const CPU_HAS_BF16 = /\b(avx512_bf16|amx_bf16)\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
+
+// The engine as the harness gets it: made from the package's pbh-engine.json.
+const plugin = await loadPlugin('@pbh/engine-openvino');
+const openvinoEngine = plugin.engines!.find((e) => e.name === 'openvino')!;
+const OpenVINOOptionsSchema = openvinoEngine.optionsSchema;
 
 let workDir: string;
 let mixedIo: string;
@@ -82,6 +86,7 @@ describe('@pbh/engine-openvino', () => {
     expect(model.compileMs).toBeGreaterThan(0);
     expect(model.facts).toMatchObject({ device: 'CPU', performance_hint: 'LATENCY', runtimeVersion: '2026.4.1' });
     expect(model.threads).toBe(1);
+    expect(model.runsIn.binding).toBe('openvino (C API by ctypes) in a pbh worker');
     // Two convolutions and two fully connected layers, all read back as f32 whatever the CPU offers.
     expect(model.precision).toEqual({
       executed: 'fp32',
@@ -209,7 +214,7 @@ describe('@pbh/engine-openvino', () => {
     expect(backToBack.engineNs.every((ns) => ns > 0)).toBe(true);
     // A batch the compiled model cannot take is refused when it is loaded, never at run time.
     const wrong = { input: { dtype: 'float32' as const, dims: [2, 1, 8, 8], data: new Float32Array(128) } };
-    await expect(model.library.load([wrong])).rejects.toThrow(/resident batch 0: input 'input' is float32\[2, 1, 8, 8\], the compiled model takes float32\[4,1,8,8\]/);
+    await expect(model.library.load([wrong])).rejects.toThrow(/input 'input' is float32\[2, 1, 8, 8\], the compiled model takes float32\[4,1,8,8\]/);
     await expect(model.sut.issue(0)).rejects.toThrow(/before "load_samples"/);
   });
 
@@ -300,7 +305,7 @@ describe('@pbh/engine-openvino', () => {
     expect(error.message).toContain("has no inputs named ['pixels'] (it has ['input'])");
   });
 
-  it('validates options in zod only: the worker takes them parsed and says so when they are not', async () => {
+  it('validates options against the manifest: zod in the harness, and the worker fills the same defaults', async () => {
     expect(OpenVINOOptionsSchema.parse({})).toEqual({ hint: 'latency' });
     expect(() => OpenVINOOptionsSchema.parse({ hint: 'fast' })).toThrow();
     expect(() => OpenVINOOptionsSchema.parse({ threads: 0 })).toThrow();
@@ -309,10 +314,14 @@ describe('@pbh/engine-openvino', () => {
     expect(() => OpenVINOOptionsSchema.parse({ inference_precision: 'bf16' })).toThrow();
     expect(OpenVINOOptionsSchema.parse({ streams: 'auto' })).toMatchObject({ streams: 'auto', hint: 'latency' });
     expect(openvinoEngine.precisions).toEqual(['fp32', 'bf16', 'fp16', 'int8']);
-    const error = (await openvinoEngine
-      .prepare({ model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir }, batchSize: 1, device: 'cpu', options: {}, inputs: [], seed: 0, precision: 'fp32', process: 'worker' })
-      .catch((e: unknown) => e)) as Error;
-    expect(error.message).toContain("options lack ['hint']: send the options parsed by the engine's optionsSchema");
+    // Options sent unparsed: the worker reads the manifest's defaults itself, and refuses a key it does not declare.
+    const unparsed = (options: Record<string, unknown>) =>
+      openvinoEngine.prepare({ model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir }, batchSize: 1, device: 'cpu', options, inputs: [], seed: 0, precision: 'fp32', process: 'worker' });
+    const model = await unparsed({});
+    prepared.push(model);
+    expect(model.facts).toMatchObject({ requested: { hint: 'latency' }, performance_hint: 'LATENCY' });
+    const error = (await unparsed({ numThreads: 2 }).catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain("engine openvino has no options ['numThreads']");
   });
 
   it('adds little IPC overhead to predict over the engine time', async () => {
