@@ -10,6 +10,8 @@ from typing import Any, Callable
 
 import torch
 
+from pbh_worker import Layer
+
 
 def _shapes(value: Any) -> str | None:
     tensors = [value] if isinstance(value, torch.Tensor) else [v for v in value if isinstance(v, torch.Tensor)] if isinstance(value, (tuple, list)) else []
@@ -18,7 +20,7 @@ def _shapes(value: Any) -> str | None:
     return ";".join("[" + ",".join(str(d) for d in t.shape) + "]" for t in tensors)
 
 
-def hooked(module: torch.nn.Module, call: Callable[[], Any], iterations: int) -> list[dict[str, Any]]:
+def hooked(module: torch.nn.Module, call: Callable[[], Any], iterations: int) -> list[Layer]:
     """Time each leaf module between its forward pre-hook and its forward hook, `iterations` calls of `call`."""
     clock = time.perf_counter_ns
     starts: dict[str, int] = {}
@@ -55,12 +57,12 @@ def hooked(module: torch.nn.Module, call: Callable[[], Any], iterations: int) ->
         for h in handles:
             h.remove()
     return [
-        {"name": label, "op_type": types[label], "mean_ns": total[label] / iterations, "calls": calls[label], "input_shapes": shapes[label][0], "output_shapes": shapes[label][1]}
+        Layer(label, types[label], total[label] / iterations, calls[label], {"input_shapes": shapes[label][0], "output_shapes": shapes[label][1]})
         for label in total
     ]
 
 
-def profiled(call: Callable[[], Any], iterations: int) -> list[dict[str, Any]]:
+def profiled(call: Callable[[], Any], iterations: int) -> list[Layer]:
     """Self CPU time per operator from torch.profiler over `iterations` calls (self times add up to the model's)."""
     from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
 
@@ -73,14 +75,13 @@ def profiled(call: Callable[[], Any], iterations: int) -> list[dict[str, Any]]:
             continue
         shapes = [s for s in (event.input_shapes or []) if s]
         layers.append(
-            {
-                "name": event.key,
-                "op_type": event.key.split("::")[-1],
+            Layer(
+                event.key,
+                event.key.split("::")[-1],
                 # The profiler reports microseconds.
-                "mean_ns": event.self_cpu_time_total * 1000 / iterations,
-                "calls": int(event.count),
-                "input_shapes": ";".join("[" + ",".join(str(d) for d in s) + "]" for s in shapes) or None,
-                "output_shapes": None,
-            }
+                event.self_cpu_time_total * 1000 / iterations,
+                int(event.count),
+                {"input_shapes": ";".join("[" + ",".join(str(d) for d in s) + "]" for s in shapes) or None, "output_shapes": None},
+            )
         )
     return layers

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from pbh_worker import WorkerError
+from pbh_worker import Precision, WorkerError
 
 _NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16", torch.float64: "fp64"}
 _COMPUTE = ("Conv", "Linear", "MatMul", "Gemm", "Bilinear")
@@ -77,7 +77,7 @@ def compute_census(module: Any, example: list[torch.Tensor], dtype: torch.dtype 
     return census
 
 
-def executed(census: Counter, dtype: torch.dtype | None, output_dtype: torch.dtype, support: str) -> dict[str, str]:
+def executed(census: Counter, dtype: torch.dtype | None, output_dtype: torch.dtype, support: str) -> Precision:
     counts = ", ".join(f"{_NAMES.get(d, str(d))} x{n}" for d, n in census.most_common())
     if census:
         least = next(d for d in _ORDER if d in census)
@@ -88,4 +88,4 @@ def executed(census: Counter, dtype: torch.dtype | None, output_dtype: torch.dty
         name = _NAMES.get(output_dtype, "fp32")
         seen = f"no compute modules to hook (TorchScript); the model's output is {output_dtype}"
     mode = f"torch.autocast(bfloat16) around every call ({support})" if dtype is not None else "no autocast, weights as stored"
-    return {"executed": name, "evidence": f"{mode}; {seen}"}
+    return Precision(name, f"{mode}; {seen}")

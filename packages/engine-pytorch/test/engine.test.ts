@@ -4,16 +4,22 @@ import path from 'node:path';
 import { execa } from 'execa';
 import * as ort from 'onnxruntime-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { findVenvPython, loadDataset, type Engine, type PreparedModel, type Tensor } from '@pbh/core';
-import plugin, { CompileOptionsSchema, EagerOptionsSchema, pytorchEngine, torchCompileEngine, torchscriptEngine, TorchScriptOptionsSchema } from '../src/index.js';
+import { findVenvPython, loadDataset, loadPlugin, type Engine, type PreparedModel, type Tensor } from '@pbh/core';
 import { suiteData, suiteModel } from '../../../test/suite.js';
 import { expectMixedIoRoundTrip } from '../../../test/engine-contract.js';
 
-const ENGINES: [Engine, (o: Record<string, unknown>) => Record<string, unknown>][] = [
-  [pytorchEngine, (o) => EagerOptionsSchema.parse(o)],
-  [torchscriptEngine, (o) => TorchScriptOptionsSchema.parse(o)],
-  [torchCompileEngine, (o) => CompileOptionsSchema.parse(o)],
-];
+const plugin = await loadPlugin('@pbh/engine-pytorch');
+const byName = (name: string): Engine => plugin.engines!.find((e) => e.name === name)!;
+const pytorchEngine = byName('pytorch');
+const torchscriptEngine = byName('torchscript');
+const torchCompileEngine = byName('torch-compile');
+type Parse = (o: Record<string, unknown>) => Record<string, unknown>;
+// Options as the harness passes them: parsed by the engine's schema (made from the manifest), defaults filled.
+const parseFor =
+  (engine: Engine): Parse =>
+  (o) =>
+    engine.optionsSchema.parse(o);
+const ENGINES: [Engine, Parse][] = [pytorchEngine, torchscriptEngine, torchCompileEngine].map((e) => [e, parseFor(e)]);
 
 let workDir: string;
 let mlpPt: string;
@@ -35,7 +41,7 @@ afterAll(async () => {
   await rm(workDir, { recursive: true, force: true });
 });
 
-async function prepare(engine: Engine, parse: (o: Record<string, unknown>) => Record<string, unknown>, modelPath: string, input: { name: string; shape: number[] }, options: Record<string, unknown> = {}, precision: 'fp32' | 'bf16' = 'fp32') {
+async function prepare(engine: Engine, parse: Parse, modelPath: string, input: { name: string; shape: number[] }, options: Record<string, unknown> = {}, precision: 'fp32' | 'bf16' = 'fp32') {
   const model = await engine.prepare({
     model: { name: path.basename(modelPath), path: modelPath, workDir },
     batchSize: input.shape[0]!,
@@ -75,6 +81,10 @@ describe('@pbh/engine-pytorch', () => {
   it('is a plugin of three engines that probe the real torch', async () => {
     expect(plugin.name).toBe('@pbh/engine-pytorch');
     expect(plugin.engines?.map((e) => e.name)).toEqual(['pytorch', 'torchscript', 'torch-compile']);
+    // The manifest's defaults are the only ones: each engine's schema fills its own and refuses another's.
+    expect(torchscriptEngine.optionsSchema.parse({})).toEqual({ preferSource: true, freeze: true, optimizeForInference: false });
+    expect(torchCompileEngine.optionsSchema.parse({})).toEqual({ preferSource: true, backend: 'inductor', compileMode: 'default', fullgraph: false });
+    expect(() => pytorchEngine.optionsSchema.parse({ freeze: true })).toThrow();
     for (const [engine] of ENGINES) {
       const availability = await engine.probe('worker');
       expect(availability).toMatchObject({ available: true, version: expect.stringMatching(/^2\.15\.0/), devices: expect.arrayContaining(['cpu']) });
@@ -147,19 +157,19 @@ describe('@pbh/engine-pytorch', () => {
   });
 
   it('refuses an ONNX op onnx2torch cannot convert, naming it', async () => {
-    await expect(prepare(pytorchEngine, (o) => EagerOptionsSchema.parse(o), hardmax, { name: 'x', shape: [2, 5] })).rejects.toThrow(
+    await expect(prepare(pytorchEngine, parseFor(pytorchEngine), hardmax, { name: 'x', shape: [2, 5] })).rejects.toThrow(
       /onnx2torch 1\.5\.15 has no converter for op Hardmax \(opset 13\)/,
     );
   });
 
   it('moves float32, int32, bool and int64 tensors through a multi-output model', async () => {
-    prepared.push(await expectMixedIoRoundTrip(pytorchEngine, EagerOptionsSchema.parse({}), mixedIo, workDir));
+    prepared.push(await expectMixedIoRoundTrip(pytorchEngine, pytorchEngine.optionsSchema.parse({}), mixedIo, workDir));
   });
 
   it('runs sessions on resident batches, benches with torch.utils.benchmark and times layers with forward hooks', async () => {
     const { x } = await digits(4);
     // One thread: OpenMP's spinning pool swings by 20x on a shared 2-core machine, which no ratio survives.
-    const model = await prepare(pytorchEngine, (o) => EagerOptionsSchema.parse(o), suiteModel('digits_resnet'), { name: 'input', shape: [4, 1, 8, 8] }, { threads: 1 });
+    const model = await prepare(pytorchEngine, parseFor(pytorchEngine), suiteModel('digits_resnet'), { name: 'input', shape: [4, 1, 8, 8] }, { threads: 1 });
     await model.library.load([{ input: x }]);
     const session = await model.sut.closedLoop({ batches: 1, minQueries: 50, minDurationNs: 0 });
     expect(session.engineNs).toHaveLength(50);
@@ -180,14 +190,14 @@ describe('@pbh/engine-pytorch', () => {
 
   it('profiles TorchScript per operator with the PyTorch profiler', async () => {
     const { x } = await digits(2);
-    const model = await prepare(torchscriptEngine, (o) => TorchScriptOptionsSchema.parse(o), suiteModel('digits_cnn'), { name: 'input', shape: [2, 1, 8, 8] });
+    const model = await prepare(torchscriptEngine, parseFor(torchscriptEngine), suiteModel('digits_cnn'), { name: 'input', shape: [2, 1, 8, 8] });
     const layers = await model.probes.layers!({ input: x }, 3);
     expect(layers.map((l) => l.name)).toEqual(expect.arrayContaining([expect.stringMatching(/conv/)]));
     expect(layers.every((l) => l.mean_ns > 0)).toBe(true);
   });
 
   it('pins the thread count from the options', async () => {
-    const model = await prepare(pytorchEngine, (o) => EagerOptionsSchema.parse(o), suiteModel('digits_cnn'), { name: 'input', shape: [1, 1, 8, 8] }, { threads: 1 });
+    const model = await prepare(pytorchEngine, parseFor(pytorchEngine), suiteModel('digits_cnn'), { name: 'input', shape: [1, 1, 8, 8] }, { threads: 1 });
     expect(model.threads).toBe(1);
   });
 
@@ -195,7 +205,7 @@ describe('@pbh/engine-pytorch', () => {
     const { x } = await digits(32);
     const flags = (await execa('grep', ['-m1', '^flags', '/proc/cpuinfo'])).stdout;
     const native = /\b(avx512_bf16|amx_bf16)\b/.test(flags);
-    const attempt = prepare(pytorchEngine, (o) => EagerOptionsSchema.parse(o), suiteModel('digits_resnet'), { name: 'input', shape: [32, 1, 8, 8] }, {}, 'bf16');
+    const attempt = prepare(pytorchEngine, parseFor(pytorchEngine), suiteModel('digits_resnet'), { name: 'input', shape: [32, 1, 8, 8] }, {}, 'bf16');
     if (!native) {
       await expect(attempt).rejects.toThrow(/bf16 on cpu is emulated here/);
       return;
