@@ -1,6 +1,6 @@
 import { type Availability, type Engine, type PrepareRequest, type PreparedModel } from '@pbh/core';
 import { bundledDevices, ORT_NODE_VERSION, prepareInProcess } from './in-process.js';
-import { OnnxOptionsSchema } from './options.js';
+import { OnnxOptionsSchema, parseOnnxOptions } from './options.js';
 import { ortWorker, prepareInWorker } from './worker.js';
 
 /**
@@ -25,7 +25,6 @@ export const onnxRuntimeEngine: Engine = {
     return { available: true, version: ORT_NODE_VERSION, devices: bundledDevices(), details: { binding: 'onnxruntime-node' } };
   },
   prepare(req: PrepareRequest): Promise<PreparedModel> {
-    const options = OnnxOptionsSchema.parse(req.options);
-    return req.process === 'worker' ? prepareInWorker(req, options) : prepareInProcess(req, options);
+    return req.process === 'worker' ? prepareInWorker(req) : prepareInProcess(req, parseOnnxOptions(req.options));
   },
 };

@@ -13,7 +13,7 @@ export function bundledDevices(): string[] {
   return ort.listSupportedBackends().filter((b) => b.bundled && b.name !== 'webgpu').map((b) => b.name);
 }
 
-export function sessionOptions(o: OnnxOptions, device: string): ort.InferenceSession.SessionOptions {
+function sessionOptions(o: OnnxOptions, device: string): ort.InferenceSession.SessionOptions {
   return {
     executionProviders: o.executionProviders ?? [device],
     graphOptimizationLevel: o.graphOptimizationLevel,
@@ -35,7 +35,7 @@ function specs(session: ort.InferenceSession, which: 'inputMetadata' | 'outputMe
 }
 
 /** Per-layer timings from onnxruntime's profiler, on a second session through onnxruntime-node (outside any session). */
-export async function ortLayers(req: PrepareRequest, options: OnnxOptions, batch: TensorMap, iterations: number) {
+async function ortLayers(req: PrepareRequest, options: OnnxOptions, batch: TensorMap, iterations: number) {
   const prefix = path.join(req.model.workDir, 'ort_profile');
   const profiled = await ort.InferenceSession.create(req.model.path, { ...sessionOptions(options, req.device), enableProfiling: true, profileFilePrefix: prefix });
   try {

@@ -1,21 +1,24 @@
-import { z } from 'zod';
+import { fileURLToPath } from 'node:url';
+import { optionsSchemaOf, readManifest } from '@pbh/core';
 
-/** onnxruntime-node session options PBH exposes; names follow onnxruntime's own SessionOptions. */
-export const OnnxOptionsSchema = z.strictObject({
-  executionProviders: z.array(z.enum(['cpu', 'cuda', 'tensorrt', 'webgpu'])).optional()
-    .describe('defaults to the cell device; providers the bundled binary lacks are reported as unavailable'),
-  graphOptimizationLevel: z.enum(['disabled', 'basic', 'extended', 'layout', 'all']).default('all'),
-  intraOpNumThreads: z.number().int().min(0).default(0).describe('0 = onnxruntime decides (one per physical core)'),
-  interOpNumThreads: z.number().int().min(0).default(0),
-  executionMode: z.enum(['sequential', 'parallel']).default('sequential'),
-  enableCpuMemArena: z.boolean().default(true),
-  enableMemPattern: z.boolean().default(true),
-  parallelRuns: z
-    .number()
-    .int()
-    .min(1)
-    .max(64)
-    .default(1)
-    .describe('runs one session may have in flight at once (server and offline scenarios); each shares the intra-op thread pool'),
-});
-export type OnnxOptions = z.infer<typeof OnnxOptionsSchema>;
+/** The worker door's manifest (shipped next to dist/); its options schema serves both doors. */
+export const ORT_MANIFEST = fileURLToPath(new URL('../onnxruntime-worker.json', import.meta.url));
+
+const manifest = readManifest(ORT_MANIFEST);
+
+/** Session options PBH exposes, as the manifest declares them; names follow onnxruntime's own SessionOptions. */
+export const OnnxOptionsSchema = optionsSchemaOf(manifest, manifest.engines[0]!);
+
+/** What OnnxOptionsSchema parses to (defaults filled): written out for in-process.ts, as the manifest declares it. */
+export interface OnnxOptions {
+  executionProviders?: ('cpu' | 'cuda' | 'tensorrt' | 'webgpu')[];
+  graphOptimizationLevel: 'disabled' | 'basic' | 'extended' | 'layout' | 'all';
+  intraOpNumThreads: number;
+  interOpNumThreads: number;
+  executionMode: 'sequential' | 'parallel';
+  enableCpuMemArena: boolean;
+  enableMemPattern: boolean;
+  parallelRuns: number;
+}
+
+export const parseOnnxOptions = (options: unknown): OnnxOptions => OnnxOptionsSchema.parse(options) as unknown as OnnxOptions;

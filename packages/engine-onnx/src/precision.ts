@@ -5,10 +5,11 @@ import { precisionOfDtypes, readOnnxModel, type ExecutedPrecision, type OnnxMode
 
 /**
  * onnxruntime runs the graph in its own element types: it has no option that converts precision, and PBH sets none.
- * For a float graph the executed precision is therefore the graph's, read from the session's own metadata (either
- * binding's). A quantized graph (QDQ, integer ops) runs int8 only where onnxruntime's optimizer fused a quantized
- * pattern into an integer kernel (QLinearConv, QGemm, ConvInteger, ...); elsewhere it dequantizes and computes in
- * float. So for those the witness is the optimized graph onnxruntime itself writes (see optimizedGraphPrecision).
+ * For a float graph the executed precision is therefore the graph's, read from the session's own metadata. A quantized
+ * graph (QDQ, integer ops) runs int8 only where onnxruntime's optimizer fused a quantized pattern into an integer
+ * kernel (QLinearConv, QGemm, ConvInteger, ...); elsewhere it dequantizes and computes in float. So for those the
+ * witness is the optimized graph onnxruntime itself writes (see optimizedGraphPrecision). This is the harness door's
+ * reading, through onnxruntime-node; the worker door reads its own session the same way (python/onnxruntime_worker.py).
  */
 export function graphPrecision(inputs: TensorSpec[], outputs: TensorSpec[]): ExecutedPrecision {
   const tensors = [...outputs, ...inputs];
@@ -72,7 +73,7 @@ export async function optimizedGraphPrecision(
   }
 }
 
-/** The precision for either door: the session metadata's, or for a quantized graph its optimized graph's. */
+/** The precision of an onnxruntime-node session: its metadata's, or for a quantized graph its optimized graph's. */
 export async function sessionPrecision(
   modelPath: string,
   options: ort.InferenceSession.SessionOptions,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,7 +6,7 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDataset, type EngineProcess, type Precision, type PreparedModel } from '@pbh/core';
 import plugin, { onnxRuntimeEngine } from '../src/index.js';
-import { suiteData, suiteModel } from '../../../test/suite.js';
+import { ROOT, suiteData, suiteModel } from '../../../test/suite.js';
 
 let workDir: string;
 beforeAll(async () => {
@@ -15,9 +16,9 @@ afterAll(async () => {
   await rm(workDir, { recursive: true, force: true });
 });
 
-async function prepare(process: EngineProcess, batchSize: number, options: Record<string, unknown> = {}, precision: Precision = 'fp32'): Promise<PreparedModel> {
+async function prepare(process: EngineProcess, batchSize: number, options: Record<string, unknown> = {}, precision: Precision = 'fp32', modelPath = suiteModel('digits_cnn')): Promise<PreparedModel> {
   return onnxRuntimeEngine.prepare({
-    model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir },
+    model: { name: path.basename(modelPath, '.onnx'), path: modelPath, workDir },
     batchSize,
     device: 'cpu',
     options: onnxRuntimeEngine.optionsSchema.parse(options),
@@ -150,8 +151,43 @@ describe('@pbh/engine-onnx', () => {
     }
   });
 
+  it('runs parallelRuns queries of a schedule at once on one session', async () => {
+    const ds = await loadDataset({ kind: 'npy', inputs: { input: suiteData('digits_x.npy') } }, '/');
+    const model = await prepare_(4, { intraOpNumThreads: 2, parallelRuns: 3 });
+    try {
+      expect(model.capabilities.maxConcurrency).toBe(3);
+      await model.library.load([0, 1].map((b) => ({ input: ds.read(b * 4, 4).inputs.input! })));
+      // Every query is due at once: up to three run together, each completing after its issue.
+      const timings = await model.sut.schedule({ batches: [0, 1, 0, 1, 0, 1, 0, 1], arrivalsNs: Array(8).fill(0), concurrency: 3 });
+      expect(timings.completedNs).toHaveLength(8);
+      expect(timings.completedNs.every((done, q) => done > timings.issuedNs[q]!)).toBe(true);
+      // The harness door refuses it as it is asked, the worker's proxy before sending it.
+      await expect(Promise.resolve().then(() => model.sut.schedule({ batches: [0], arrivalsNs: [0], concurrency: 4 }))).rejects.toThrow(/concurrency 4/);
+    } finally {
+      await model.dispose();
+    }
+  });
+
     });
   }
+
+  it('reads the same executed precision of a quantized graph through both doors, from its optimized graph', async () => {
+    const quantized = path.join(workDir, 'digits_cnn.dynamic.int8.onnx');
+    execFileSync(path.join(ROOT, '.venv', 'bin', 'python'), ['-c', 'import sys; from onnxruntime.quantization import quantize_dynamic; quantize_dynamic(sys.argv[1], sys.argv[2])', suiteModel('digits_cnn'), quantized], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const read: Record<string, unknown> = {};
+    for (const process of onnxRuntimeEngine.processes) {
+      const model = await prepare(process, 1, {}, 'int8', quantized);
+      read[process] = model.precision;
+      await model.dispose();
+      await expect(prepare(process, 1, {}, 'fp32', quantized)).rejects.toThrow(/executes .* in the graph's own precision, int8; it cannot execute it in fp32/);
+    }
+    expect(read.worker).toEqual(read.harness);
+    expect(read.worker).toMatchObject({ executed: 'int8', evidence: expect.stringMatching(/^onnxruntime's optimized graph \(graphOptimizationLevel all, .*\): int8 kernels .*ConvInteger x2/) });
+  });
+
+  it('refuses concurrent runs in the worker where onnxruntime has no intra-op pool to run them on', async () => {
+    await expect(prepare('worker', 1, { intraOpNumThreads: 1, parallelRuns: 2 })).rejects.toThrow(/intraOpNumThreads 1 gives that pool none/);
+  });
 
   it('validates options strictly', () => {
     expect(onnxRuntimeEngine.optionsSchema.safeParse({ intraOpThreads: 2 }).success).toBe(false);

@@ -18,8 +18,9 @@ methods a class has; a declared capability whose method is missing is refused wh
     modelOnly    model_only(batch, iterations) -> [ns]     the runtime's own timing loop (benchmark_app's, time_evaluator)
     layers       layers(batch, iterations) -> [Layer]      per-layer timings from the runtime's profiler
     concurrency  max_concurrency() -> int and bind_async(batch) -> start(done)
-                                                          several queries in flight: start() returns at once and
-                                                          the runtime calls done() when that query completes
+                                                          several queries in flight: start(done) returns at once
+                                                          and the runtime calls done() when that query completes,
+                                                          done(error) when it failed
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from .errors import WorkerError
 
 Batch = Mapping[str, np.ndarray]
 Call = Callable[[], Any]
-Start = Callable[[Callable[[], None]], None]
+# done() when the query completed, done(error) when it failed; from any thread.
+Done = Callable[..., None]
+Start = Callable[[Done], None]
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,12 @@ Every ranked figure of a worker engine is a time taken here, around a call the e
 from __future__ import annotations
 
 from array import array
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from .clock import Clock
-from .engine import Call, Start
+from .engine import Call, Done, Start
 
 
 def closed_loop(calls: Sequence[Call], batches: int, min_queries: int, min_duration_ns: int, clock: Clock) -> tuple[np.ndarray, int]:
@@ -41,7 +41,7 @@ def closed_loop(calls: Sequence[Call], batches: int, min_queries: int, min_durat
 def synchronous(call: Call) -> Start:
     """A call that completes before it returns, as a start: what a runtime without the concurrency capability offers."""
 
-    def start(done: Callable[[], None]) -> None:
+    def start(done: Done) -> None:
         call()
         done()
 
@@ -53,17 +53,21 @@ def schedule(starts: Sequence[Start], batches: Sequence[int], arrivals_ns: Seque
     fewer than `concurrency` queries are in flight, in order (FIFO). Returns (issued_ns, completed_ns) per query, after
     the start. A query due while every slot is busy is issued when one frees, and its issue delay shows it.
 
-    `threaded`: the starts return before their query completes and call done() from the runtime's own thread.
+    `threaded`: the starts return before their query completes and call done() from the runtime's own thread; a
+    query that failed calls done(error), and the schedule raises the first such error once every query has ended.
     """
     now = clock.now
     slots = clock.slots(concurrency, threaded)
     issued = [0] * len(batches)
     completed = [0] * len(batches)
+    failures: list[BaseException] = []
     start = now()
 
-    def finisher(query: int) -> Callable[[], None]:
-        def done() -> None:
+    def finisher(query: int) -> Done:
+        def done(error: BaseException | None = None) -> None:
             completed[query] = now() - start
+            if error is not None:
+                failures.append(error)
             slots.release()
 
         return done
@@ -75,6 +79,16 @@ def schedule(starts: Sequence[Start], batches: Sequence[int], arrivals_ns: Seque
         # FIFO: the query waits for a free slot after it is due; its issue time is after both waits.
         slots.acquire()
         issued[query] = now() - start
-        starts[batch](finisher(query))
+        try:
+            starts[batch](finisher(query))
+        except BaseException:
+            # A start that raised never calls done: its slot is freed here, and no query outlives the schedule.
+            slots.release()
+            slots.drain()
+            raise
+        if failures:
+            break
     slots.drain()
+    if failures:
+        raise failures[0]
     return issued, completed

@@ -85,3 +85,20 @@ def test_the_real_threaded_slots_wait_for_a_release_from_another_thread():
     slots.acquire()
     threading.Timer(0.01, slots.release).start()
     slots.drain()
+
+
+def test_a_failed_query_stops_the_schedule_once_the_others_end():
+    clock = FakeClock()
+    engine = FakeEngine(clock, [40 * US], concurrency=2)
+
+    def start(done):
+        if len(engine.calls) == 2:
+            engine.calls.append(-1)
+            clock.after(10 * US, lambda: done(RuntimeError("query 2 failed")))
+            return
+        engine.bind_async({"x": np.zeros((1, 2), dtype=np.float32)})(done)
+
+    with pytest.raises(RuntimeError, match="query 2 failed"):
+        measure.schedule([start], [0] * 6, [0, 0, 0, 100 * US, 200 * US, 300 * US], 2, True, clock)
+    assert engine.in_flight == 0, "every query in flight ended before the error was raised"
+    assert len(engine.calls) < 6, "no query is issued after a failure"
