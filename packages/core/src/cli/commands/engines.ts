@@ -1,4 +1,5 @@
 import type { Availability, EngineProcess } from '../../contracts/engine.js';
+import { loadExperiment } from '../../config/load.js';
 import { createRegistry } from '../../plugins/registry.js';
 import { EXIT, type Command } from '../command.js';
 
@@ -12,8 +13,9 @@ export interface EngineReport {
   availability: Availability;
 }
 
-export async function probeEngines(): Promise<{ engines: EngineReport[]; failures: { pkg: string; error: string }[] }> {
-  const registry = await createRegistry();
+/** Every installed engine, plus the plugins a config lists (resolved against its folder), probed where each runs. */
+export async function probeEngines(plugins: string[] = [], baseDir = process.cwd()): Promise<{ engines: EngineReport[]; failures: { pkg: string; error: string }[] }> {
+  const registry = await createRegistry(plugins, baseDir);
   const engines = await Promise.all(
     [...registry.engines.values()].flatMap((e) =>
       e.processes.map(async (process) => ({
@@ -31,16 +33,19 @@ export async function probeEngines(): Promise<{ engines: EngineReport[]; failure
 export const enginesCommand: Command = {
   name: 'engines',
   summary: 'list installed engines, available or not, with versions, devices and fixes',
-  usage: 'pbh engines [--json]',
+  usage: 'pbh engines [--config FILE] [--json]',
   help: `
 Every installed engine package is probed. An unavailable engine says why and the exact command that fixes it.
 Exit code 1 when any installed engine is unavailable.
 
 Options:
-  --json   machine-readable output`,
-  options: { json: { type: 'boolean' } },
+  --config FILE   also the engines of the plugins this config lists under plugins: (a folder or package with a
+                  pbh-engine.json, or a plugin module)
+  --json          machine-readable output`,
+  options: { json: { type: 'boolean' }, config: { type: 'string' } },
   async run({ values }) {
-    const { engines, failures } = await probeEngines();
+    const loaded = typeof values.config === 'string' ? await loadExperiment(values.config) : undefined;
+    const { engines, failures } = await probeEngines(loaded?.experiment.plugins ?? [], loaded?.dir);
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ engines, failures }, null, 2)}\n`);
     } else {
