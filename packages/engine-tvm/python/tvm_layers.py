@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable
 
 import tvm
+from pbh_worker import Layer
 
 _SUFFIX = re.compile(r"\d*(?:_|$)")
 
@@ -72,18 +73,9 @@ class KernelTimer:
         split = len(shapes) - outputs
         return ";".join(shapes[:split]), ";".join(shapes[split:])
 
-    def layers(self, iterations: int) -> list[dict[str, Any]]:
+    def layers(self, iterations: int) -> list[Layer]:
         rows = []
         for symbol, total in self.total_ns.items():
             inputs, outputs = self.shapes.get(symbol, ("", ""))
-            rows.append(
-                {
-                    "name": symbol,
-                    "op_type": op_type(symbol),
-                    "mean_ns": total / iterations,
-                    "calls": self.calls[symbol],
-                    "input_shapes": inputs,
-                    "output_shapes": outputs,
-                }
-            )
+            rows.append(Layer(symbol, op_type(symbol), total / iterations, self.calls[symbol], {"input_shapes": inputs, "output_shapes": outputs}))
         return rows

@@ -1,21 +1,17 @@
-"""Apache TVM (Relax) runtime for PBH's native worker protocol (docs/worker-protocol.md).
+"""Apache TVM (Relax) engine for PBH (the one-file contract: pbh_worker/engine.py; declared in ../pbh-engine.json).
 
 - load: onnx.load -> relax.frontend.onnx.from_onnx with the concrete input shapes -> TVM's CPU Relax pipeline
   (tvm_compile.py) -> optional in-process MetaSchedule tuning (tvm_tuning.py) -> LLVM for the host CPU
   (-mcpu from LLVM's host CPU name, num-cores = threads) -> relax.VirtualMachine. Builds may be served from the
   compiled-library cache (tvm_cache.py); a hit reports the original build's compile_ms and cache_hit=true.
-- infer: numpy -> tvm tensors -> vm["main"] -> numpy views of the result tensors (DLPack, no copy; tuple results give
-  several outputs).
-- load_samples: each resident batch checked against the built input shapes and dtypes and copied once into TVM
-  tensors on the device (tvm.runtime.tensor).
-- run_sample (the `engine` boundary of resident runs, timed by the loop around this call): vm["main"] on the batch's
-  tensors (the VM allocates the outputs and runs every kernel), then numpy views of the outputs (DLPack), which are
-  dropped: what a Python deployment holding its inputs as TVM tensors pays per request.
-- run_closed_loop: the loop's, run_sample back to back. run_schedule: the base Runtime's, one query at a time
-  (max_concurrency 1: the VM runs one call at a time, on every thread of its pool): wait until due, run_sample, record.
-- bench: vm.time_evaluator on a saved closure over the resident input, number=1, repeat=iterations: one entry per
+- bind: the batch checked against the built input shapes and dtypes and wrapped once as TVM tensors on the device
+  (its own memory where TVM can take it); the call runs vm["main"] on them (the VM allocates the outputs and runs
+  every kernel) and takes numpy views of the outputs (DLPack, no copy; tuple results give several outputs): what a
+  Python deployment holding its inputs as TVM tensors pays per request. The VM runs one call at a time, on every
+  thread of its pool, so the engine declares no concurrency.
+- model_only: vm.time_evaluator on a saved closure over the input, number=1, repeat=iterations: one entry per
   model run, measured by TVM's own timer, no Python in the loop.
-- profile: per-kernel times through vm.set_instrument (tvm_layers.py), mean per iteration.
+- layers: per-kernel times through vm.set_instrument (tvm_layers.py), mean per iteration.
 """
 
 from __future__ import annotations
@@ -38,14 +34,12 @@ from tvm.target import codegen  # noqa: E402
 
 import tvm_cache  # noqa: E402
 import tvm_compile  # noqa: E402
-from pbh_worker import Runtime, WorkerError, required_options, run_worker  # noqa: E402
+from pbh_worker import About, Engine, Layer, Loaded, Model, Precision, TensorSpec, WorkerError, serve  # noqa: E402
 from tvm_layers import KernelTimer  # noqa: E402
 
 # Bump when the pipeline changes what a build produces, what its timings cover or what its cache entry holds, so stale
 # cache entries stop matching. 3: entries record the executed precision. 4: shape arithmetic folded before import.
 PIPELINE_VERSION = 4
-# Keys TVMOptionsSchema (src/options.ts) always fills; threads and mcpu may be unset, then the host's own values apply.
-REQUIRED_OPTIONS = ("optLevel", "tune", "tuneTrialsPerTask", "tuneBudgetS", "cache", "cacheDir")
 _AFFINITY_BIG_CORES = 1  # threading::ThreadGroup::kBig: TVM's default mode on x86
 
 
@@ -55,72 +49,67 @@ def _set_threads(threads: int) -> int:
     return int(tvm.get_global_func("runtime.NumThreads")())
 
 
-def _model_error(e: tvm_compile.ModelError) -> WorkerError:
-    return WorkerError("unsupported_model", str(e))
-
-
-def _check_precision(precision: dict[str, str] | None, requested: str, model_path: str) -> None:
-    executed = precision["executed"] if precision else None
+def _precision(census: dict[str, str] | None, requested: str, model_path: str) -> Precision:
+    """The executed precision from the import's census (tvm_compile.executed_precision), refused unless requested."""
+    executed = census["executed"] if census else None
     if requested == "int8" and executed != "int8":
         # Relax's ONNX frontend has no quantized kernels: QuantizeLinear/DequantizeLinear become float arithmetic.
         raise WorkerError(
             "bad_request",
             f"TVM cannot execute {model_path} in int8: its Relax ONNX importer turns the graph's QuantizeLinear/"
             f"DequantizeLinear pairs into float arithmetic and has no int8 convolution or matmul kernels "
-            f"({precision['evidence'] if precision else 'no float arithmetic found'}). Set engines[].precision: fp32 to time "
+            f"({census['evidence'] if census else 'no float arithmetic found'}). Set engines[].precision: fp32 to time "
             "the dequantized graph in fp32, or leave TVM out of int8 cells",
         )
-    if executed is not None and executed != requested:
+    if census is None:
+        # Integer-only graphs: no kernel computes in any float type, so none other than the requested one can run.
+        return Precision(requested, "Relax module imported from the ONNX graph: main has no float tensors; compiled as imported (no mixed-precision pass)")
+    if executed != requested:
         raise WorkerError(
             "bad_request",
             f"TVM compiles {model_path} in the graph's own precision, {executed}; it cannot execute it in {requested}: "
             "convert the model to that precision first, or leave engines[].precision unset",
         )
+    return Precision(census["executed"], census["evidence"])
 
 
-class TVMRuntime(Runtime):
+class TVM(Engine):
     def __init__(self) -> None:
         self.device = tvm.cpu()
         self.vm: relax.VirtualMachine | None = None
         self.main: Any = None
         self.inputs: list[tvm_compile.GraphInput] = []
-        self.outputs: list[dict[str, Any]] = []
+        self.output_specs: list[dict[str, Any]] = []
         self.output_counts: dict[str, int] = {}
-        self.input_buffers: list[Any] = []
-        # Per resident batch: its device tensors in the model's input order.
-        self.samples: list[list[Any]] = []
 
-    def hello(self) -> dict[str, Any]:
-        return {
-            "runtime": "tvm",
-            "version": tvm.__version__,
-            "devices": ["cpu"],
-            "details": {
+    def about(self) -> About:
+        return About(
+            version=tvm.__version__,
+            details={
                 "llvm": str(codegen.llvm_version_major()),
                 "host_cpu": tvm_compile.host_cpu(),
                 "tvm_ffi": str(tvm_ffi.__version__),
                 "tvm_num_threads": os.environ.get("TVM_NUM_THREADS", ""),
             },
-        }
+        )
 
-    def load(self, model_path, batch_size, device, options, inputs, precision):
-        required_options(options, *REQUIRED_OPTIONS)
-        if device.lower() != "cpu":
-            raise WorkerError("bad_request", f"the tvm engine builds for the host CPU (llvm) only; device {device!r} is not supported: use device cpu")
-        threads = _set_threads(int(options.get("threads") or tvm_compile.available_cores()))
-        mcpu = str(options.get("mcpu") or tvm_compile.host_cpu())
+    def load(self, model: Model) -> Loaded:
+        options, model_path = model.options, model.path
+        if model.device.lower() != "cpu":
+            raise WorkerError("bad_request", f"the tvm engine builds for the host CPU (llvm) only; device {model.device!r} is not supported: use device cpu")
+        # threads and mcpu have no default: unset means every core this process may use, and LLVM's name for the host.
+        threads = _set_threads(options.get("threads") or tvm_compile.available_cores())
+        mcpu = options.get("mcpu") or tvm_compile.host_cpu()
         target = tvm_compile.make_target(mcpu, threads)
         self.vm = self.main = None
-        self.input_buffers = []
-        self.samples = []
 
         read_start = time.perf_counter()
         try:
-            model = tvm_compile.read_onnx(model_path)
+            graph = tvm_compile.read_onnx(model_path)
             read_ms = (time.perf_counter() - read_start) * 1000
-            self.inputs = tvm_compile.resolve_inputs(model, batch_size, inputs, model_path)
+            self.inputs = tvm_compile.resolve_inputs(graph, model.batch_size, list(model.inputs), model_path)
         except tvm_compile.ModelError as e:
-            raise _model_error(e) from e
+            raise WorkerError("unsupported_model", str(e)) from e
         except tvm_compile.RequestError as e:
             raise WorkerError("bad_request", str(e)) from e
 
@@ -130,25 +119,25 @@ class TVMRuntime(Runtime):
             "mcpu": mcpu,
             "host_cpu": tvm_compile.host_cpu(),
             "opt_level": options["optLevel"],
-            "tune": bool(options["tune"]),
+            "tune": options["tune"],
             "tvm_version": tvm.__version__,
-            "requested": options,
+            "requested": dict(options),
             "compile_ms_covers": "onnx.load + onnxslim folding at the concrete shapes + from_onnx (import_ms) + MetaSchedule tuning (tune_ms) + Relax pipeline, LLVM codegen and loading the VM (build_ms)",
         }
         if options["tune"]:
-            facts.update({"tune_trials_per_task": options["tuneTrialsPerTask"], "tune_budget_s": options["tuneBudgetS"], "tune_seed": self.seed})
+            facts.update({"tune_trials_per_task": options["tuneTrialsPerTask"], "tune_budget_s": options["tuneBudgetS"], "tune_seed": model.seed})
         key_parts = {
             "model_sha256": tvm_cache.file_sha256(model_path),
             "inputs": [[i.name, i.dtype, i.shape] for i in self.inputs],
             "target": str(target),
             "opt_level": options["optLevel"],
-            "tune": [options["tuneTrialsPerTask"], options["tuneBudgetS"], self.seed] if options["tune"] else False,
+            "tune": [options["tuneTrialsPerTask"], options["tuneBudgetS"], model.seed] if options["tune"] else False,
             "tvm": tvm.__version__,
             "pipeline": PIPELINE_VERSION,
         }
         key = tvm_cache.cache_key(key_parts)
         cache_dir = os.path.abspath(options["cacheDir"])
-        facts.update({"cache": bool(options["cache"]), "cache_key": key})
+        facts.update({"cache": options["cache"], "cache_key": key})
         if options["cache"]:
             facts["cache_dir"] = cache_dir
 
@@ -164,13 +153,14 @@ class TVMRuntime(Runtime):
             meta = hit[1]
             facts.update(meta["facts"])
             facts.update({"cache_hit": True, "cache_load_ms": (time.perf_counter() - start) * 1000})
-            self.outputs = meta["outputs"]
+            self.output_specs = meta["outputs"]
             self.output_counts = meta["kernel_output_counts"]
-            executed = meta["precision"]
-            _check_precision(executed, precision, model_path)
+            census = meta["precision"]
+            precision = _precision(census, model.precision, model_path)
+            # The original build's time: a Profile's compile figure always describes a real compilation of this code.
             compile_ms = float(meta["compile_ms"])
         else:
-            executable, build_facts, executed, compile_ms = self._build(model, read_ms, model_path, target, options, threads, precision)
+            executable, build_facts, census, precision, compile_ms = self._build(graph, read_ms, model, target, threads)
             facts.update(build_facts)
             facts["cache_hit"] = False
             if options["cache"]:
@@ -178,40 +168,41 @@ class TVMRuntime(Runtime):
                 meta = {
                     "compile_ms": compile_ms,
                     "facts": build_facts,
-                    "outputs": self.outputs,
+                    "outputs": self.output_specs,
                     "kernel_output_counts": self.output_counts,
-                    "precision": executed,
+                    "precision": census,
                     "key": key_parts,
                 }
                 tvm_cache.store(cache_dir, key, executable, meta)
                 facts["cache_write_ms"] = (time.perf_counter() - start) * 1000
         self.main = self.vm["main"]
-        return {
-            "compile_ms": compile_ms,
-            "inputs": [{"name": i.name, "dtype": i.dtype, "shape": i.shape} for i in self.inputs],
-            "outputs": self.outputs,
-            "facts": facts,
-            "threads": threads,
-            **({"precision": executed} if executed else {}),
-        }
+        return Loaded(
+            inputs=[TensorSpec(i.name, i.dtype, i.shape) for i in self.inputs],  # type: ignore[arg-type]
+            outputs=[TensorSpec(s["name"], s["dtype"], s["shape"]) for s in self.output_specs],
+            precision=precision,
+            threads=threads,
+            facts=facts,
+            compile_ms=compile_ms,
+        )
 
-    def _build(self, model, read_ms, model_path, target, options, threads, precision) -> tuple[Any, dict[str, Any], dict[str, str] | None, float]:
+    def _build(self, graph: Any, read_ms: float, model: Model, target: Any, threads: int) -> tuple[Any, dict[str, Any], dict[str, str] | None, Precision, float]:
         """Import, check the precision, fuse, (tune), lower and codegen, and start the VM on the result (self.vm)."""
+        options, model_path = model.options, model.path
         facts: dict[str, Any] = {}
         start = time.perf_counter()
         # The frontend gets the graph with its shape arithmetic folded at this cell's shapes (tvm_compile.fold_shapes).
-        model, facts["graph_prep"] = tvm_compile.fold_shapes(model, self.inputs)
+        graph, facts["graph_prep"] = tvm_compile.fold_shapes(graph, self.inputs)
         try:
-            mod = tvm_compile.import_onnx(model, self.inputs, model_path)
+            mod = tvm_compile.import_onnx(graph, self.inputs, model_path)
         except tvm_compile.ModelError as e:
             raise WorkerError("unsupported_model", f"{e} [{tvm_compile.fold_summary(facts['graph_prep'])}]") from e
         dynamic = [f"{i.name} {i.shape}" for i in self.inputs if i.symbolic]
         if dynamic:
             raise WorkerError("unsupported_model", f"TVM imported {model_path} with symbolic axes ({', '.join(dynamic)}), but PBH's TVM runtime binds fixed-shape input buffers: export the model with fixed shapes")
-        self.outputs = tvm_compile.output_specs(mod, model)
+        self.output_specs = tvm_compile.output_specs(mod, graph)
         facts["import_ms"] = read_ms + (time.perf_counter() - start) * 1000
-        executed = tvm_compile.executed_precision(mod)
-        _check_precision(executed, precision, model_path)
+        census = tvm_compile.executed_precision(mod)
+        precision = _precision(census, model.precision, model_path)
 
         start = time.perf_counter()
         try:
@@ -229,7 +220,7 @@ class TVMRuntime(Runtime):
 
             try:
                 fused, report = tvm_tuning.tune(
-                    fused, target, threads=threads, trials_per_task=options["tuneTrialsPerTask"], budget_s=float(options["tuneBudgetS"]), seed=self.seed
+                    fused, target, threads=threads, trials_per_task=options["tuneTrialsPerTask"], budget_s=float(options["tuneBudgetS"]), seed=model.seed
                 )
             except Exception as e:  # noqa: BLE001 - any MetaSchedule failure is reported with its own message
                 raise WorkerError("runtime_error", f"MetaSchedule tuning of {model_path} failed: {type(e).__name__}: {e}") from e
@@ -249,16 +240,14 @@ class TVMRuntime(Runtime):
             raise WorkerError("unsupported_model", f"TVM cannot build {model_path} for {target}: {type(e).__name__}: {e}") from e
         facts["build_ms"] = (fuse_s + time.perf_counter() - start) * 1000
         compile_ms = facts["import_ms"] + facts["build_ms"] + tune_s * 1000
-        return executable, facts, executed, compile_ms
+        return executable, facts, census, precision, compile_ms
 
-    def _args(self, inputs: dict[str, np.ndarray], reuse: bool = False, shared: bool = False) -> list[Any]:
-        """Device tensors for `inputs`; reuse=True copies into buffers kept across infer calls (no allocation),
-        shared=True wraps the arrays' own memory where TVM can (resident batches, which the worker keeps)."""
-        if reuse and len(self.input_buffers) != len(self.inputs):
-            self.input_buffers = [tvm.runtime.empty(spec.shape, spec.dtype, self.device) for spec in self.inputs]
+    def _args(self, batch: Any, shared: bool) -> list[Any]:
+        """Device tensors for `batch` in the model's input order; shared=True wraps the arrays' own memory where TVM
+        can (the worker keeps the batches it binds), else they are copied."""
         args = []
-        for index, spec in enumerate(self.inputs):
-            array = inputs.get(spec.name)
+        for spec in self.inputs:
+            array = batch.get(spec.name)
             if array is None:
                 raise WorkerError("bad_request", f"missing input {spec.name!r} (the model takes {[i.name for i in self.inputs]})")
             if list(array.shape) != spec.shape or str(array.dtype) != spec.dtype:
@@ -267,48 +256,28 @@ class TVMRuntime(Runtime):
                     f"input {spec.name!r} is {array.dtype}{list(array.shape)} but the model was built for {spec.dtype}{spec.shape}: "
                     "TVM compiles static shapes, prepare the model again for this batch size",
                 )
-            if reuse:
-                self.input_buffers[index].copyfrom(np.asarray(array, order="C"))
-                args.append(self.input_buffers[index])
-            elif shared:
-                args.append(tvm_compile.shared_on_device(array, self.device))
-            else:
-                args.append(tvm_compile.to_device(array, self.device))
+            args.append(tvm_compile.shared_on_device(array, self.device) if shared else tvm_compile.to_device(array, self.device))
         return args
 
-    def _outputs(self, result: Any) -> dict[str, np.ndarray]:
+    def _views(self, result: Any) -> dict[str, np.ndarray]:
         # Views, not copies (Tensor.numpy() copies: ~10 us for a [1,10] result here); each holds its tensor alive.
         tensors = [result] if isinstance(result, tvm.runtime.Tensor) else list(result)
-        return {spec["name"]: np.from_dlpack(tensor) for spec, tensor in zip(self.outputs, tensors)}
+        return {spec["name"]: np.from_dlpack(tensor) for spec, tensor in zip(self.output_specs, tensors)}
 
-    def infer(self, inputs):
-        return self._outputs(self.main(*self._args(inputs, reuse=True)))
+    def bind(self, batch):
+        # The VM function, the batch's device tensors and the view-taking bound once; the timed call includes the
+        # views, so it returns the named arrays and the default outputs() takes them as they are.
+        main, args, views = self.main, self._args(batch, shared=True), self._views
+        return lambda: views(main(*args))
 
-    def load_samples(self, batches):
-        samples = []
-        for index, batch in enumerate(batches):
-            try:
-                samples.append(self._args(batch, shared=True))
-            except WorkerError as e:
-                raise WorkerError(e.kind, f"resident batch {index}: {e.message}") from e
-        self.samples = samples
-
-    def run_sample(self, index):
-        self._outputs(self.main(*self.samples[index]))
-
-    def sample_call(self, index):
-        # The same two calls with the VM function, the batch's device tensors and the wrapper bound once.
-        main, args, outputs = self.main, self.samples[index], self._outputs
-        return lambda: outputs(main(*args))
-
-    def bench(self, inputs, iterations):
-        self.vm.save_function("main", "pbh_bench", *self._args(inputs), include_return=False)
+    def model_only(self, batch, iterations):
+        self.vm.save_function("main", "pbh_bench", *self._args(batch, shared=False), include_return=False)
         # time_evaluator runs once untimed first, then `repeat` timed runs of `number` calls each.
         result = self.vm.time_evaluator("pbh_bench", self.device, number=1, repeat=iterations)()
         return [round(seconds * 1e9) for seconds in result.results]
 
-    def profile(self, inputs, iterations):
-        args = self._args(inputs)
+    def layers(self, batch, iterations) -> list[Layer]:
+        args = self._args(batch, shared=False)
         self.main(*args)
         timer = KernelTimer(self.output_counts)
         # The hook allocates Python objects for every call's arguments; a GC pass there would land inside a kernel's time.
@@ -325,8 +294,7 @@ class TVMRuntime(Runtime):
 
     def close(self) -> None:
         self.vm = self.main = None
-        self.samples = []
 
 
 if __name__ == "__main__":
-    run_worker(TVMRuntime())
+    serve(TVM())

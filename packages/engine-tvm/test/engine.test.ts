@@ -4,11 +4,11 @@ import path from 'node:path';
 import { execa } from 'execa';
 import * as ort from 'onnxruntime-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { findVenvPython, liveWorkerCount, loadDataset, type PreparedModel, type Tensor } from '@pbh/core';
-import plugin, { tvmEngine, TVMOptionsSchema } from '../src/index.js';
+import { findVenvPython, liveWorkerCount, loadDataset, loadPlugin, type Engine, type PreparedModel, type Tensor } from '@pbh/core';
 import { suiteData, suiteModel } from '../../../test/suite.js';
 import { expectMixedIoRoundTrip } from '../../../test/engine-contract.js';
 
+let tvmEngine: Engine;
 let workDir: string;
 let cacheDir: string;
 let mixedIo: string;
@@ -16,6 +16,7 @@ let celu: string;
 const prepared: PreparedModel[] = [];
 
 beforeAll(async () => {
+  tvmEngine = (await loadPlugin('@pbh/engine-tvm')).engines!.find((e) => e.name === 'tvm')!;
   workDir = await mkdtemp(path.join(os.tmpdir(), 'pbh-tvm-'));
   cacheDir = path.join(workDir, 'cache');
   const python = findVenvPython()!.python;
@@ -33,7 +34,7 @@ async function prepare(model: string, batchSize: number, options: Record<string,
     model: { name: model, path: modelPath, workDir },
     batchSize,
     device: 'cpu',
-    options: TVMOptionsSchema.parse({ cacheDir, ...options }),
+    options: tvmEngine.optionsSchema.parse({ cacheDir, ...options }),
     inputs: [{ name: 'input', dtype: 'float32', shape: [batchSize, 1, 8, 8] }],
     seed: 0,
     process: 'worker' as const,
@@ -66,8 +67,9 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 
 describe('@pbh/engine-tvm', () => {
   it('is a plugin whose engine probes the real runtime', async () => {
+    const plugin = await loadPlugin('@pbh/engine-tvm');
     expect(plugin.name).toBe('@pbh/engine-tvm');
-    expect(plugin.engines).toEqual([tvmEngine]);
+    expect(plugin.engines!.map((e) => e.name)).toEqual(['tvm']);
     const availability = await tvmEngine.probe('worker');
     expect(availability).toMatchObject({ available: true, version: '0.27.0.post1', devices: ['cpu'] });
     expect(availability.available && availability.details?.host_cpu).toMatch(/\w+/);
@@ -122,7 +124,7 @@ describe('@pbh/engine-tvm', () => {
   });
 
   it('moves float32, int32, bool and int64 tensors through a multi-output model', async () => {
-    prepared.push(await expectMixedIoRoundTrip(tvmEngine, TVMOptionsSchema.parse({ cache: false }), mixedIo, workDir));
+    prepared.push(await expectMixedIoRoundTrip(tvmEngine, tvmEngine.optionsSchema.parse({ cache: false }), mixedIo, workDir));
   });
 
   it('benches model-only with time_evaluator and profiles kernels whose times add up to the model time', async () => {
@@ -133,7 +135,7 @@ describe('@pbh/engine-tvm', () => {
     const bench = await model.probes.modelOnly!({ input: x }, 30);
     expect(bench.iterationNs).toHaveLength(30);
     expect(bench.iterationNs.every((ns) => Number.isInteger(ns) && ns > 0)).toBe(true);
-    // Both time the same compiled model; infer adds tensor conversion around the VM call.
+    // Both time the same compiled model; infer adds the Python call and the outputs' numpy views around the VM call.
     expect(median(bench.iterationNs)).toBeLessThan(median(engine) * 2);
     expect(median(bench.iterationNs)).toBeGreaterThan(median(engine) / 5);
 
@@ -169,7 +171,7 @@ describe('@pbh/engine-tvm', () => {
         model: { name: 'celu', path: celu, workDir },
         batchSize: 1,
         device: 'cpu',
-        options: TVMOptionsSchema.parse({ cache: false }),
+        options: tvmEngine.optionsSchema.parse({ cache: false }),
         inputs: [],
         seed: 0,
         process: 'worker' as const,
@@ -193,7 +195,7 @@ describe('@pbh/engine-tvm', () => {
     const request = {
       model: { name: 'digits_cnn', path: suiteModel('digits_cnn'), workDir },
       batchSize: 1,
-      options: TVMOptionsSchema.parse({ cacheDir }),
+      options: tvmEngine.optionsSchema.parse({ cacheDir }),
       seed: 0,
       process: 'worker' as const,
       precision: 'fp32' as const,
@@ -206,8 +208,12 @@ describe('@pbh/engine-tvm', () => {
     expect(gpu.message).toContain("device 'gpu' is not supported");
     const fp16 = (await tvmEngine.prepare({ ...request, device: 'cpu', inputs: [], precision: 'fp16' }).catch((e: unknown) => e)) as Error;
     expect(fp16.message).toContain("TVM compiles " + suiteModel('digits_cnn') + " in the graph's own precision, fp32; it cannot execute it in fp16");
-    const unparsed = (await tvmEngine.prepare({ ...request, device: 'cpu', inputs: [], options: {} }).catch((e: unknown) => e)) as Error;
-    expect(unparsed.message).toContain("options lack ['optLevel', 'tune', 'tuneTrialsPerTask', 'tuneBudgetS', 'cache', 'cacheDir']");
+    const misspelt = (await tvmEngine.prepare({ ...request, device: 'cpu', inputs: [], options: { opt_level: 2 } }).catch((e: unknown) => e)) as Error;
+    expect(misspelt.message).toContain("engine tvm has no options ['opt_level']");
+    // Options that skipped the schema get the manifest's defaults in the worker: it keeps none of its own.
+    const unparsed = await tvmEngine.prepare({ ...request, device: 'cpu', inputs: [], options: { cache: false } });
+    prepared.push(unparsed);
+    expect(unparsed.facts).toMatchObject({ opt_level: 3, tune: false, cache: false, requested: { optLevel: 3, tune: false, tuneTrialsPerTask: 8, tuneBudgetS: 600, cache: false, cacheDir: '.cache/tvm' } });
 
     const model = await prepare('digits_cnn', 1);
     const error = (await model.sut.infer({ input: await digitsBatch(3) }).catch((e: unknown) => e)) as Error;
@@ -226,7 +232,7 @@ describe('@pbh/engine-tvm', () => {
     expect(backToBack.engineNs.every((ns) => ns > 0)).toBe(true);
     // A batch the built model cannot take is refused when it is loaded, never at run time.
     const wrong = { input: { dtype: 'float32' as const, dims: [2, 1, 8, 8], data: new Float32Array(128) } };
-    await expect(model.library.load([wrong])).rejects.toThrow(/resident batch 0: input 'input' is float32\[2, 1, 8, 8\] but the model was built for float32\[4, 1, 8, 8\]/);
+    await expect(model.library.load([wrong])).rejects.toThrow(/input 'input' is float32\[2, 1, 8, 8\] but the model was built for float32\[4, 1, 8, 8\]/);
     await expect(model.sut.issue(0)).rejects.toThrow(/before "load_samples"/);
   });
 
@@ -259,7 +265,7 @@ describe('@pbh/engine-tvm', () => {
       model: { name: 'mixed_io', path: mixedIo, workDir },
       batchSize: 2,
       device: 'cpu',
-      options: TVMOptionsSchema.parse({ cache: false }),
+      options: tvmEngine.optionsSchema.parse({ cache: false }),
       inputs: [
         { name: 'a', dtype: 'float32', shape: [2, 3] },
         { name: 'b', dtype: 'int32', shape: [2, 3] },
@@ -291,11 +297,11 @@ describe('@pbh/engine-tvm', () => {
   });
 
   it('validates options', () => {
-    expect(TVMOptionsSchema.parse({})).toEqual({ optLevel: 3, tune: false, tuneTrialsPerTask: 8, tuneBudgetS: 600, cache: true, cacheDir: '.cache/tvm' });
+    expect(tvmEngine.optionsSchema.parse({})).toEqual({ optLevel: 3, tune: false, tuneTrialsPerTask: 8, tuneBudgetS: 600, cache: true, cacheDir: '.cache/tvm' });
     expect(tvmEngine.precisions).toEqual(['fp32']);
-    expect(() => TVMOptionsSchema.parse({ optLevel: 5 })).toThrow();
-    expect(() => TVMOptionsSchema.parse({ threads: 0 })).toThrow();
-    expect(() => TVMOptionsSchema.parse({ opt_level: 2 })).toThrow();
-    expect(TVMOptionsSchema.parse({ threads: 2, mcpu: 'x86-64', tune: true })).toMatchObject({ threads: 2, mcpu: 'x86-64', tune: true });
+    expect(() => tvmEngine.optionsSchema.parse({ optLevel: 5 })).toThrow();
+    expect(() => tvmEngine.optionsSchema.parse({ threads: 0 })).toThrow();
+    expect(() => tvmEngine.optionsSchema.parse({ opt_level: 2 })).toThrow();
+    expect(tvmEngine.optionsSchema.parse({ threads: 2, mcpu: 'x86-64', tune: true })).toMatchObject({ threads: 2, mcpu: 'x86-64', tune: true });
   });
 });

@@ -154,11 +154,18 @@ class Dispatcher:
         for index, batch in enumerate(batches):
             if set(batch) != set(batches[0]):
                 raise WorkerError("bad_request", f'"load_samples" batch {index} has inputs {sorted(batch)}, batch 0 has {sorted(batches[0])}')
-        calls = [self.engine.bind(batch) for batch in batches]
+        calls = [self._bound(self.engine.bind, batch, index) for index, batch in enumerate(batches)]
         bind_async: Callable[[Any], Start] | None = getattr(self.engine, "bind_async", None) if self.concurrent else None
-        self.starts = [bind_async(batch) for batch in batches] if bind_async else [measure.synchronous(call) for call in calls]
+        self.starts = [self._bound(bind_async, batch, i) for i, batch in enumerate(batches)] if bind_async else [measure.synchronous(call) for call in calls]
         self.calls = calls
         return {"batches": count, "bytes": sum(a.nbytes for _, a in tensors)}
+
+    @staticmethod
+    def _bound(bind: Callable[[Any], Any], batch: dict[str, np.ndarray], index: int) -> Any:
+        try:
+            return bind(batch)
+        except WorkerError as e:
+            raise WorkerError(e.kind, f"resident batch {index}: {e.message}", e.fatal) from e
 
     def _resident(self, cmd: str, count: int = 1) -> None:
         if not self.calls:
