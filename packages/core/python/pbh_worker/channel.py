@@ -189,7 +189,7 @@ def claim_stdio() -> Channel:
 
     After this, anything a library prints (Python print or C-level write(1, ...)) lands on stderr and
     nothing can read the request stream by accident. Idempotent: the launcher claims before importing
-    the engine's script, and run_worker claims again.
+    the engine's script, and serve() claims again.
     """
     global _channel
     if _channel is not None:
