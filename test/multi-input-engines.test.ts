@@ -2,14 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { liveWorkerCount, loadDataset, type Engine, type PreparedModel, type Tensor, type TensorMap } from '@pbh/core';
+import { liveWorkerCount, loadDataset, loadPlugin, type Engine, type PreparedModel, type Tensor, type TensorMap } from '@pbh/core';
 import { onnxRuntimeEngine } from '@pbh/engine-onnx';
-import { openvinoEngine } from '@pbh/engine-openvino';
-import { tvmEngine } from '@pbh/engine-tvm';
 import { suiteData, suiteModel } from './suite.js';
 
 // The bundled suite's wine_mlp: `features` float32 [N,12] and `category` int64 [N] (embedded by a Gather) -> `logits` [N,3].
 const BATCH = 8;
+const engineOf = async (pkg: string): Promise<Engine> => (await loadPlugin(pkg)).engines![0]!;
+const [openvinoEngine, tvmEngine] = await Promise.all([engineOf('@pbh/engine-openvino'), engineOf('@pbh/engine-tvm')]);
 const ENGINES: Engine[] = [onnxRuntimeEngine, openvinoEngine, tvmEngine];
 
 let workDir: string;

@@ -4,7 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { pbh, queryJson, tempDir, writeConfig, writeNpy } from './helpers.js';
 import { ROOT, suiteData, suiteModel } from './suite.js';
 
-const plugin = path.resolve(import.meta.dirname, 'fixtures', 'echo-engines-plugin.mjs');
+// Core's echo worker engines, listed under plugins: by their manifest: options.mode makes the worker misbehave (kill
+// itself, hang, ...) so faults can be driven through pbh run; echo-missing-runtime declares a module that is not there.
+const plugin = path.join(ROOT, 'packages', 'core', 'test', 'worker', 'fixtures', 'pbh-engine.json');
 let dir: string;
 let celu: string;
 

@@ -4,12 +4,12 @@ import { WORKER_PYTHON_DIR, WorkerClient } from '../../src/worker/client.js';
 import { WorkerCrashedError, WorkerProtocolError, WorkerReplyError, WorkerTimeoutError } from '../../src/worker/errors.js';
 import type { NamedTensor } from '../../src/worker/framing.js';
 import { liveWorkerCount } from '../../src/worker/orphans.js';
-import { BROKEN_IMPORT_WORKER, ECHO_WORKER, processAlive, REPO_PYTHON, tensorsOfEveryDtype, waitUntilGone } from './helpers.js';
+import { BROKEN_IMPORT_WORKER, ECHO_WORKER, engineEnv, processAlive, REPO_PYTHON, tensorsOfEveryDtype, waitUntilGone } from './helpers.js';
 
 const clients: WorkerClient[] = [];
 
 function spawnEcho(): WorkerClient {
-  const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, label: 'echo worker' });
+  const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, env: engineEnv('echo'), label: 'echo worker' });
   clients.push(client);
   return client;
 }
@@ -47,7 +47,7 @@ describe('WorkerClient against a real worker process', () => {
   it('says hello with versions, pid and peak RSS', async () => {
     const client = spawnEcho();
     const { header } = await client.call('hello', { require: ['numpy'] });
-    expect(header).toMatchObject({ protocol: 8, runtime: 'echo', version: '1.0.0', devices: ['cpu'], pid: client.pid });
+    expect(header).toMatchObject({ protocol: 9, runtime: 'echo', version: '1.0.0', devices: ['cpu'], pid: client.pid });
     expect(header.python).toMatch(/^3\.\d+/);
     expect(client.rssPeakBytes).toBeGreaterThan(1_000_000);
   });
@@ -208,12 +208,28 @@ describe('WorkerClient against a real worker process', () => {
   });
 
   it('reports a script whose runtime module is missing as import_error', async () => {
-    const client = WorkerClient.spawn({ python: REPO_PYTHON, script: BROKEN_IMPORT_WORKER, label: 'broken worker' });
+    const client = WorkerClient.spawn({ python: REPO_PYTHON, script: BROKEN_IMPORT_WORKER, env: engineEnv('broken-import'), label: 'broken worker' });
     clients.push(client);
     const error = await client.request('hello').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WorkerReplyError);
     expect(error).toMatchObject({ kind: 'import_error', fatal: true });
     expect((error as WorkerReplyError).runtimeMessage).toContain("No module named 'pbh_no_such_runtime'");
+  });
+
+  it('answers the first request with bad_manifest when it is not told its manifest, and exits', async () => {
+    const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, env: { PBH_ENGINE_MANIFEST: '', PBH_ENGINE: '' }, label: 'unnamed worker' });
+    clients.push(client);
+    const error = await client.request('hello').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkerReplyError);
+    expect(error).toMatchObject({ kind: 'bad_manifest', fatal: true });
+    expect((error as WorkerReplyError).runtimeMessage).toContain('set PBH_ENGINE_MANIFEST');
+    expect((await client.exited).exitCode).toBe(2);
+
+    const misnamed = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, env: engineEnv('no-such-engine'), label: 'misnamed worker' });
+    clients.push(misnamed);
+    const refused = await misnamed.request('hello').catch((e: unknown) => e);
+    expect(refused).toMatchObject({ kind: 'bad_manifest', fatal: true });
+    expect((refused as WorkerReplyError).runtimeMessage).toMatch(/declares no engine 'no-such-engine' \(it declares \['echo', /);
   });
 
   it('reports a python that cannot be started', async () => {
@@ -238,7 +254,7 @@ describe('WorkerClient against a real worker process', () => {
 
   it('exits on its own when its stdin closes (the parent is gone)', async () => {
     const worker = execa(REPO_PYTHON, ['-m', 'pbh_worker', ECHO_WORKER], {
-      env: { PYTHONPATH: WORKER_PYTHON_DIR },
+      env: { PYTHONPATH: WORKER_PYTHON_DIR, ...engineEnv('echo') },
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
@@ -248,7 +264,7 @@ describe('WorkerClient against a real worker process', () => {
     worker.stdin.end();
     const result = await worker;
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(/^\{"id":1,"ok":true,"protocol":8,/);
+    expect(result.stdout).toMatch(/^\{"id":1,"ok":true,"protocol":9,/);
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
   });
 

@@ -1,24 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import type { PreparedModel } from '../../src/contracts/engine.js';
 import type { GenerationSchedule, GenerationTrace } from '../../src/contracts/generation.js';
 import type { TensorMap } from '../../src/contracts/tensor.js';
 import { runGenerationLoop, scoreTextWith } from '../../src/harness/generate/lm-loop.js';
 import { WorkerReplyError } from '../../src/worker/errors.js';
-import { createNativeEngine } from '../../src/worker/native-engine.js';
-import { FIXTURES } from './helpers.js';
+import { fixtureEngine } from './helpers.js';
 
 const CACHE = [1, 1, 8, 1];
-const engine = createNativeEngine({
-  name: 'scripted-lm',
-  description: 'test engine: the LM graph interface with scripted arithmetic, in a Python worker',
-  workerScript: `${FIXTURES}scripted_lm_worker.py`,
-  optionsSchema: z.object({}).passthrough(),
-  devices: ['cpu'],
-  precisions: ['fp32'],
-  runtimeModule: 'numpy',
-  probes: { modelOnly: false, layers: false },
-});
+const engine = fixtureEngine('scripted-lm');
 
 const prepared: PreparedModel[] = [];
 afterEach(async () => {

@@ -2,11 +2,28 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { DType, TypedArray } from '../../src/contracts/tensor.js';
 import type { NamedTensor } from '../../src/worker/framing.js';
+import { readManifest, type EngineDeclaration } from '../../src/worker/manifest.js';
+import { createNativeEngine, type NativeEngine } from '../../src/worker/native-engine.js';
 
 export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 export const ECHO_WORKER = `${FIXTURES}echo_worker.py`;
 export const BROKEN_IMPORT_WORKER = `${FIXTURES}broken_import_worker.py`;
+/** Declares the fixture engines: echo, echo-missing-runtime, broken-import, scripted-lm. */
+export const FIXTURE_MANIFEST = `${FIXTURES}pbh-engine.json`;
 export const REPO_PYTHON = fileURLToPath(new URL('../../../../.venv/bin/python', import.meta.url));
+
+/** What a worker spawned directly needs to find its manifest entry (createNativeEngine sets the same). */
+export function engineEnv(name = 'echo'): Record<string, string> {
+  return { PBH_ENGINE_MANIFEST: FIXTURE_MANIFEST, PBH_ENGINE: name };
+}
+
+/** The fixture manifest's engine `name`, its declaration changed by `overrides` (a new name is what the worker looks up). */
+export function fixtureEngine(name: string, overrides: Partial<EngineDeclaration> = {}): NativeEngine {
+  const manifest = readManifest(FIXTURE_MANIFEST);
+  const declaration = manifest.engines.find((e) => e.name === name);
+  if (!declaration) throw new Error(`${FIXTURE_MANIFEST} declares no engine ${name}`);
+  return createNativeEngine(manifest, { ...declaration, ...overrides });
+}
 
 /** True while a process with this pid exists (zombies count as gone: they no longer run). */
 export function processAlive(pid: number): boolean {

@@ -1,31 +1,19 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import type { PreparedModel } from '../../src/contracts/engine.js';
-import { createNativeEngine } from '../../src/worker/native-engine.js';
+import { enginesFromManifest } from '../../src/worker/native-engine.js';
 import { liveWorkerCount } from '../../src/worker/orphans.js';
-import { BROKEN_IMPORT_WORKER, ECHO_WORKER, processAlive, waitUntilGone } from './helpers.js';
+import { loadReplySchema } from '../../src/worker/protocol.js';
+import { FIXTURE_MANIFEST, fixtureEngine, processAlive, waitUntilGone } from './helpers.js';
 
-const optionsSchema = z.object({ mode: z.string().optional() }).passthrough();
+const echoEngine = () => fixtureEngine('echo');
 
-function echoEngine(overrides: { runtimeModule?: string; workerScript?: string; name?: string } = {}) {
-  return createNativeEngine({
-    name: overrides.name ?? 'echo',
-    description: 'test engine: doubles its inputs in a Python worker',
-    workerScript: overrides.workerScript ?? ECHO_WORKER,
-    optionsSchema,
-    devices: ['cpu'],
-    precisions: ['fp32', 'fp16'],
-    runtimeModule: overrides.runtimeModule ?? 'numpy',
-    probes: { modelOnly: true, layers: true },
-  });
-}
-
+/** A prepare request, its options parsed by the engine's schema as the harness does. */
 function request(options: Record<string, unknown> = {}, path = '/models/digits.onnx') {
   return {
     model: { name: 'digits', path, workDir: '/tmp/pbh-echo-work' },
     batchSize: 4,
     device: 'cpu',
-    options,
+    options: echoEngine().optionsSchema.parse(options),
     inputs: [{ name: 'input', dtype: 'float32' as const, shape: [4, 1, 8, 8] }],
     seed: 3,
     precision: 'fp32' as const,
@@ -39,6 +27,16 @@ afterEach(async () => {
 });
 
 describe('createNativeEngine', () => {
+  it('makes every engine a manifest declares, with its options schema', () => {
+    const engines = enginesFromManifest(FIXTURE_MANIFEST);
+    expect(engines.map((e) => e.name)).toEqual(['echo', 'echo-missing-runtime', 'broken-import', 'scripted-lm']);
+    const echo = engines[0]!;
+    expect(echo).toMatchObject({ devices: ['cpu'], precisions: ['fp32', 'fp16'], processes: ['worker'] });
+    expect(echo.optionsSchema.parse({})).toEqual({ mode: 'echo', sleep_s: 10, code: 7, max_concurrency: 1 });
+    expect(echo.optionsSchema.safeParse({ mode: 'dance' }).success).toBe(false);
+    expect(echo.optionsSchema.safeParse({ threads: 2 }).success).toBe(false);
+  });
+
   const savedPython = process.env.PBH_PYTHON;
   afterAll(() => {
     if (savedPython === undefined) delete process.env.PBH_PYTHON;
@@ -56,12 +54,12 @@ describe('createNativeEngine', () => {
   });
 
   it('is unavailable, with the fix, when the runtime module is missing', async () => {
-    const viaRequire = await echoEngine({ name: 'echo-missing', runtimeModule: 'pbh_no_such_runtime' }).probe('worker');
+    const viaRequire = await fixtureEngine('echo-missing-runtime').probe('worker');
     expect(viaRequire).toMatchObject({ available: false });
     expect(!viaRequire.available && viaRequire.reason).toContain("needs the Python module 'pbh_no_such_runtime'");
     expect(!viaRequire.available && viaRequire.fix).toContain('npx pbh doctor --fix');
 
-    const viaImport = await echoEngine({ name: 'broken', workerScript: BROKEN_IMPORT_WORKER, runtimeModule: 'pbh_no_such_runtime' }).probe('worker');
+    const viaImport = await fixtureEngine('broken-import').probe('worker');
     expect(viaImport).toMatchObject({ available: false });
     expect(!viaImport.available && viaImport.reason).toContain("No module named 'pbh_no_such_runtime'");
     expect(!viaImport.available && viaImport.fix).toContain('.venv/bin/pip install -r python/requirements.txt');
@@ -70,7 +68,8 @@ describe('createNativeEngine', () => {
   it('is unavailable, with the fix, when the venv python does not exist', async () => {
     process.env.PBH_PYTHON = '/nonexistent/.venv/bin/python';
     try {
-      const availability = await echoEngine({ name: 'echo-novenv' }).probe('worker');
+      // Another name: the probe of 'echo' is cached for this process.
+      const availability = await fixtureEngine('echo', { name: 'echo-novenv' }).probe('worker');
       expect(availability).toMatchObject({ available: false });
       expect(!availability.available && availability.reason).toContain('PBH_PYTHON=/nonexistent/.venv/bin/python does not exist');
       expect(!availability.available && availability.fix).toContain('npx pbh doctor --fix');
@@ -121,11 +120,17 @@ describe('createNativeEngine', () => {
     expect(model.facts).not.toHaveProperty('threads');
   });
 
-  it('declares precision and threads null when the worker cannot tell', async () => {
-    const model = await echoEngine().prepare(request({ mode: 'unsure' }));
+  it('declares threads null when the runtime does not say them', async () => {
+    const model = await echoEngine().prepare(request({ mode: 'no_threads' }));
     prepared.push(model);
-    expect(model.precision).toBeNull();
     expect(model.threads).toBeNull();
+    expect(model.precision).toMatchObject({ executed: 'fp32' });
+  });
+
+  it('refuses a load reply without the executed precision (every worker reads it back)', () => {
+    const reply = { id: 2, ok: true, compile_ms: 1, inputs: [], outputs: [], facts: {}, threads: 1, max_concurrency: 1 };
+    expect(loadReplySchema.safeParse(reply).success).toBe(false);
+    expect(loadReplySchema.safeParse({ ...reply, precision: { executed: 'fp32', evidence: 'read back' } }).success).toBe(true);
   });
 
   it('rejects a load reply whose executed precision is not one PBH knows', async () => {

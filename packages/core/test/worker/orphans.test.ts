@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WORKER_PYTHON_DIR } from '../../src/worker/client.js';
-import { ECHO_WORKER, FIXTURES, processAlive, REPO_PYTHON, waitUntilGone } from './helpers.js';
+import { ECHO_WORKER, FIXTURE_MANIFEST, FIXTURES, processAlive, REPO_PYTHON, waitUntilGone } from './helpers.js';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 // Inside node_modules so the build resolves execa and zod like the sources do.
@@ -27,7 +27,7 @@ beforeAll(() => {
 });
 
 function spawnHarness(mode: string) {
-  return execa('node', [join(FIXTURES, 'orphan_parent.mjs'), mode, BUILD, REPO_PYTHON, ECHO_WORKER, WORKER_PYTHON_DIR], {
+  return execa('node', [join(FIXTURES, 'orphan_parent.mjs'), mode, BUILD, REPO_PYTHON, ECHO_WORKER, WORKER_PYTHON_DIR, FIXTURE_MANIFEST], {
     reject: false,
     buffer: false,
     stdin: 'pipe',

@@ -1,14 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import type { PreparedModel } from '../../src/contracts/engine.js';
 import type { TensorMap } from '../../src/contracts/tensor.js';
 import { WorkerCrashedError, WorkerReplyError, WorkerTimeoutError } from '../../src/worker/errors.js';
-import { createNativeEngine, type NativeEngineTimeouts } from '../../src/worker/native-engine.js';
+import type { NativeEngineTimeouts } from '../../src/worker/native-engine.js';
 import { liveWorkerCount } from '../../src/worker/orphans.js';
-import { ECHO_WORKER, waitUntilGone } from './helpers.js';
+import { fixtureEngine, waitUntilGone } from './helpers.js';
 
-// Resident batches (load_samples / run) against the real echo worker: its run_sample doubles the batch like infer,
-// or (busy_value) spins for as many ms as the batch's first element, so engine_ns shows which batch ran.
+// Resident batches (load_samples / run) against the real echo worker: the call it binds per batch doubles the batch
+// as infer does, or (busy_value) spins for as many ms as the batch's first element, so engine_ns shows which batch ran.
 
 const prepared: PreparedModel[] = [];
 afterEach(async () => {
@@ -16,22 +15,12 @@ afterEach(async () => {
 });
 
 async function echoModel(options: Record<string, unknown> = {}, timeouts: Partial<NativeEngineTimeouts> = {}): Promise<PreparedModel> {
-  const engine = createNativeEngine({
-    name: 'echo',
-    description: 'test engine: doubles its inputs in a Python worker',
-    workerScript: ECHO_WORKER,
-    optionsSchema: z.looseObject({}),
-    devices: ['cpu'],
-    precisions: ['fp32'],
-    runtimeModule: 'numpy',
-    probes: { modelOnly: true, layers: true },
-    timeouts,
-  });
+  const engine = fixtureEngine('echo', { timeouts });
   const model = await engine.prepare({
     model: { name: 'digits', path: '/models/digits.onnx', workDir: '/tmp/pbh-echo-work' },
     batchSize: 2,
     device: 'cpu',
-    options,
+    options: engine.optionsSchema.parse(options),
     inputs: [{ name: 'input', dtype: 'float32', shape: [2, 3] }],
     seed: 0,
     precision: 'fp32',
@@ -62,7 +51,7 @@ describe("a worker's sample library and resident runs: load_samples, unload_samp
     }
   });
 
-  it('runs through the default run_sample (infer on the kept arrays) with an engine time', async () => {
+  it('runs each resident batch through the call bound to it, with an engine time', async () => {
     const model = await echoModel();
     await model.library.load(batches(3));
     const times = [];

@@ -1,14 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import type { QuerySchedule, ScheduleTimings } from '../../src/contracts/engine.js';
 import type { TensorMap } from '../../src/contracts/tensor.js';
 import { WorkerReplyError } from '../../src/worker/errors.js';
 import type { PreparedModel } from '../../src/contracts/engine.js';
-import { createNativeEngine } from '../../src/worker/native-engine.js';
-import { ECHO_WORKER } from './helpers.js';
+import { fixtureEngine } from './helpers.js';
 
-// Whole sessions in the real echo worker: run_closed_loop (the loop's own timer around run_sample) and run_schedule
-// (the base Runtime's sequential FIFO at concurrency 1, the fixture's threaded one above it). With busy_value or
+// Whole sessions in the real echo worker: run_closed_loop (the loop's own timer around each bound call) and
+// run_schedule (pbh_worker/measure.py's FIFO over the echo's bind_async, a thread per query). With busy_value or
 // sleep_value, batch b takes as many ms as its value, so the times say which batch ran.
 
 const prepared: PreparedModel[] = [];
@@ -17,21 +15,12 @@ afterEach(async () => {
 });
 
 async function echoModel(options: Record<string, unknown>): Promise<PreparedModel> {
-  const engine = createNativeEngine({
-    name: 'echo',
-    description: 'test engine: doubles its inputs in a Python worker',
-    workerScript: ECHO_WORKER,
-    optionsSchema: z.looseObject({}),
-    devices: ['cpu'],
-    precisions: ['fp32'],
-    runtimeModule: 'numpy',
-    probes: { modelOnly: true, layers: true },
-  });
+  const engine = fixtureEngine('echo');
   const model = await engine.prepare({
     model: { name: 'digits', path: '/models/digits.onnx', workDir: '/tmp/pbh-echo-work' },
     batchSize: 1,
     device: 'cpu',
-    options,
+    options: engine.optionsSchema.parse(options),
     inputs: [{ name: 'input', dtype: 'float32', shape: [1, 1] }],
     seed: 0,
     precision: 'fp32',
@@ -41,7 +30,7 @@ async function echoModel(options: Record<string, unknown>): Promise<PreparedMode
   return model;
 }
 
-/** One batch per value: its only element is the ms the echo worker's run_sample takes on it. */
+/** One batch per value: its only element is the ms the echo worker's call takes on it. */
 function batchesOf(ms: number[]): TensorMap[] {
   return ms.map((value) => ({ input: { dtype: 'float32', dims: [1, 1], data: Float32Array.of(value) } }));
 }
@@ -68,18 +57,15 @@ function expectFifo(schedule: QuerySchedule, timings: ScheduleTimings): void {
 }
 
 describe('run_closed_loop: a stream session in the worker', () => {
-  it('runs until both minimums are met, every batch in turn, each query timed around run_sample', async () => {
+  it('runs until both minimums are met, every batch in turn, each query timed around its call', async () => {
     const model = await echoModel({ mode: 'busy_value' });
     expect(model.capabilities.maxConcurrency).toBe(1);
     await model.library.load(batchesOf([1, 2, 3]));
     // min_queries binds: 7 queries of 1-3 ms take ~14 ms, longer than the 5 ms minimum.
     const byCount = await model.sut.closedLoop({ batches: 3, minQueries: 7, minDurationNs: 5e6 });
     expect(byCount.engineNs).toHaveLength(7);
-    byCount.engineNs.forEach((ns, q) => {
-      const ms = (q % 3) + 1;
-      expect(ns / 1e6).toBeGreaterThanOrEqual(ms);
-      expect(ns / 1e6).toBeLessThan(ms + 20);
-    });
+    // Each at least its batch's spin (no upper bound per query: a loaded box preempts a spin for tens of ms).
+    byCount.engineNs.forEach((ns, q) => expect(ns / 1e6).toBeGreaterThanOrEqual((q % 3) + 1));
     const sum = byCount.engineNs.reduce((a, b) => a + b, 0);
     expect(byCount.wallNs).toBeGreaterThanOrEqual(sum);
     // Nothing but the loop's bookkeeping between queries: well under a ms a query on any machine.
@@ -112,7 +98,7 @@ describe('run_closed_loop: a stream session in the worker', () => {
 });
 
 describe('run_schedule: a server/offline schedule in the worker', () => {
-  it('issues one query at a time, FIFO, each once it is due (the default Runtime)', async () => {
+  it('issues one query at a time, FIFO, each once it is due', async () => {
     const model = await echoModel({ mode: 'busy_value' });
     await model.library.load(batchesOf([2, 5]));
     // Query 1 is due while query 0 (5 ms) runs: it is issued at query 0's completion, late, and says so.
@@ -122,8 +108,8 @@ describe('run_schedule: a server/offline schedule in the worker', () => {
     expect(timings.issuedNs[1]!).toBeGreaterThanOrEqual(timings.completedNs[0]!);
     expect(timings.issuedNs[1]! - schedule.arrivalsNs[1]!).toBeGreaterThanOrEqual(4e6 - 1e5);
     expect(timings.completedNs[0]! - timings.issuedNs[0]!).toBeGreaterThanOrEqual(5e6);
-    // Query 2 waits for its arrival (the worker was idle from ~7 ms): on time, within a scheduler's wake-up.
-    expect(timings.issuedNs[2]! - 20e6).toBeLessThan(15e6);
+    // Query 2 waits for its arrival (the worker was idle from ~7 ms): on time, within a scheduler's wake-up on a loaded box.
+    expect(timings.issuedNs[2]! - 20e6).toBeLessThan(100e6);
   });
 
   it('keeps at most `concurrency` queries in flight and uses them all', async () => {
@@ -135,9 +121,21 @@ describe('run_schedule: a server/offline schedule in the worker', () => {
     const timings = await model.sut.schedule(schedule);
     expectFifo(schedule, timings);
     expect(maxInFlight(timings)).toBe(3);
-    // Three waves of 10 ms: ~30 ms, far below the 90 ms of one at a time.
-    expect(Math.max(...timings.completedNs)).toBeLessThan(80e6);
+    // Overlapped: the session took less than its queries' own times one after another (~30 ms of 90 when idle;
+    // load stretches both sides alike).
+    const serial = timings.completedNs.reduce((sum, done, q) => sum + done - timings.issuedNs[q]!, 0);
+    expect(Math.max(...timings.completedNs)).toBeLessThan(serial);
     await expect(model.sut.schedule({ ...schedule, concurrency: 4 })).rejects.toThrow(/outside 1\.\.3/);
+  });
+
+  it('fails a schedule whose query fails on its own thread with that error, and keeps serving', async () => {
+    const model = await echoModel({ mode: 'raise', max_concurrency: 2 });
+    await model.library.load(batchesOf([0]));
+    const schedule: QuerySchedule = { batches: [0, 0, 0], arrivalsNs: [0, 0, 0], concurrency: 2 };
+    const error = await model.sut.schedule(schedule).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkerReplyError);
+    expect(error).toMatchObject({ kind: 'runtime_error', runtimeMessage: 'echo_worker was asked to fail', fatal: false });
+    await expect(model.sut.schedule(schedule)).rejects.toThrow(/asked to fail/);
   });
 
   it('refuses schedules the worker cannot run as given', async () => {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WORKER_PYTHON_DIR, WorkerClient } from '../../src/worker/client.js';
 import type { NamedTensor } from '../../src/worker/framing.js';
 import { removeTensorFile, TENSOR_FILE_PREFIX, writeTensorFile } from '../../src/worker/tensor-file.js';
-import { ECHO_WORKER, REPO_PYTHON } from './helpers.js';
+import { ECHO_WORKER, engineEnv, REPO_PYTHON } from './helpers.js';
 
 // load_samples' bytes through a file under /dev/shm that the worker maps in place (tensor-file.ts, channel.py).
 
@@ -37,7 +37,7 @@ describe('tensor files', () => {
   });
 
   it('carries load_samples through a file the worker maps and removes', async () => {
-    const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, label: 'echo worker' });
+    const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, env: engineEnv('echo'), label: 'echo worker' });
     clients.push(client);
     await client.call('load', { model_path: '/m.onnx', batch_size: 2, device: 'cpu', options: { mode: 'busy_value' }, inputs: [], precision: 'fp32' });
     const set = residentSet(3, 4);
@@ -55,13 +55,13 @@ describe('tensor files', () => {
   });
 
   it('leaves no file behind when the frame cannot be encoded or the worker is gone', async () => {
-    const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, label: 'echo worker' });
+    const client = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, env: engineEnv('echo'), label: 'echo worker' });
     clients.push(client);
     const wrong = { name: 'input', dtype: 'float32' as const, dims: [4], data: new Float32Array(3) };
     const wrongFile = await writeTensorFile([wrong]);
     await expect(client.request('load_samples', { batches: 1 }, [wrong], { bytesFile: wrongFile! })).rejects.toThrow(/dims \[4\] hold 4 elements/);
     expect(tensorFiles()).toEqual([]);
-    const stopped = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, label: 'echo worker' });
+    const stopped = WorkerClient.spawn({ python: REPO_PYTHON, script: ECHO_WORKER, env: engineEnv('echo'), label: 'echo worker' });
     await stopped.close();
     const set = residentSet(1, 1);
     const orphan = await writeTensorFile(set);
@@ -75,7 +75,7 @@ describe('tensor files', () => {
     const samples = { id: 2, cmd: 'load_samples', batches: 1, tensors: [{ name: 'input', dtype: 'uint8', shape: [4], nbytes: 4 }], bytes_file: '/etc/hostname' };
     const worker = spawnSync(REPO_PYTHON, ['-m', 'pbh_worker', ECHO_WORKER], {
       input: `${JSON.stringify(load)}\n${JSON.stringify(samples)}\n`,
-      env: { ...process.env, PYTHONPATH: WORKER_PYTHON_DIR },
+      env: { ...process.env, PYTHONPATH: WORKER_PYTHON_DIR, ...engineEnv('echo') },
       encoding: 'utf8',
     });
     const replies = worker.stdout.trim().split('\n').map((line) => JSON.parse(line) as { id: number | null; ok: boolean; error?: string; fatal?: boolean });
