@@ -17,6 +17,7 @@ from .dispatch import Dispatcher
 from .engine import Engine
 from .errors import ProtocolError, WorkerError
 from .manifest import declared
+
 _PR_SET_PDEATHSIG = 1
 # ru_maxrss is KiB on Linux and bytes on macOS.
 _RSS_UNIT = 1 if sys.platform == "darwin" else 1024
