@@ -2,6 +2,7 @@
 // corrupt and foreign databases, hostile strings, bad configs and an interrupted site build. Every case checks
 // the exit code, the Profiles the database holds afterwards, and that nothing outside the database (and the
 // site's --out) changed; the table printed at the end is the suite's result.
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -16,7 +17,7 @@ import { ROOT, suiteData, suiteModel } from './suite.js';
  */
 const FULL = process.env.PBH_FAULTS === 'full';
 const QUICK_DATABASES = new Set(['random bytes', 'a folder', 'a foreign DuckDB database']);
-const QUICK_CONFIGS = new Set(['YAML syntax error', 'a plugin that throws when imported', 'a model path that is a folder', 'the same cell twice']);
+const QUICK_CONFIGS = new Set(['YAML syntax error', 'a plugin that throws when imported', 'a model path that is a folder', 'the same cell twice', 'a dataset path that is a FIFO']);
 
 interface Row {
   name: string;
@@ -233,6 +234,17 @@ const BAD_CONFIGS: [string, number, number, (s: Omit<Sandbox, 'before'>) => Prom
   ['a model file that does not exist', 1, 1, (s) => writeConfig(s.work, 'c.yaml', { ...oneCell(), models: [{ name: 'ghost', path: path.join(s.work, 'ghost.onnx') }] })],
   ['a dataset file that does not exist', 1, 1, (s) => writeConfig(s.work, 'c.yaml', { ...oneCell(), dataset: { ...digits, inputs: { input: path.join(s.work, 'nope.npy') } } })],
   ['batch size 0', 1, 1, (s) => writeConfig(s.work, 'c.yaml', { ...oneCell(), batch_sizes: [0] })],
+  ['a dataset path that is a device', 1, 1, (s) => writeConfig(s.work, 'c.yaml', { ...oneCell(), dataset: { ...digits, inputs: { input: '/dev/zero' } } })],
+  [
+    'a dataset path that is a FIFO',
+    1,
+    1,
+    (s) => {
+      const fifo = path.join(s.work, 'pipe.npy');
+      execFileSync('mkfifo', [fifo]);
+      return writeConfig(s.work, 'c.yaml', { ...oneCell(), dataset: { ...digits, inputs: { input: fifo } } });
+    },
+  ],
 ];
 
 function writeText(file: string, text: string): string {

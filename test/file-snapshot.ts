@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 
-/** Every file, folder and link under a root, by path relative to it: content hash, "dir" or the link's target. */
+/** Every file, folder and link under a root, by path relative to it: content hash, "dir", "special" (a FIFO is never read) or the link's target. */
 export type TreeSnapshot = Map<string, string>;
 
 export function sha256File(file: string): string {
@@ -23,7 +23,8 @@ export function snapshotTree(root: string, skip: string[] = []): TreeSnapshot {
       else if (stat.isDirectory()) {
         snapshot.set(entry, 'dir');
         walk(entry);
-      } else snapshot.set(entry, sha256File(full));
+      } else if (!stat.isFile()) snapshot.set(entry, 'special');
+      else snapshot.set(entry, sha256File(full));
     }
   };
   if (existsSync(root)) walk('');

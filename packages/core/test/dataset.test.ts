@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PNG } from 'pngjs';
@@ -71,8 +72,25 @@ describe('datasets', () => {
     await expect(loadDataset({ kind: 'npy', inputs: { input: notNpy } }, '/')).rejects.toThrow(/bad\.npy is not a \.npy file/);
     const csv = path.join(dir, 'bad.csv');
     await writeFile(csv, 'a,b,label\n1,2,0\n3,oops,1\n');
-    await expect(loadDataset({ kind: 'csv', path: csv, label_column: 'label' }, '/')).rejects.toThrow(/bad\.csv: line 3, column "b": "oops" is not a number/);
+    await expect(loadDataset({ kind: 'csv', path: csv, label_column: 'label' }, '/')).rejects.toThrow(/bad\.csv: line 3, column "b": "oops" is not a decimal number/);
     await expect(loadDataset({ kind: 'npy', inputs: { input: path.join(dir, 'nope.npy') } }, '/')).rejects.toThrow(/nope\.npy cannot be read/);
+    // An empty cell is not 0, and 0x10 is not 16: each names its line and column.
+    const gaps = path.join(dir, 'gaps.csv');
+    await writeFile(gaps, 'a,b,label\n1,2,0\n3,,1\n');
+    await expect(loadDataset({ kind: 'csv', path: gaps, label_column: 'label' }, '/')).rejects.toThrow(/gaps\.csv: line 3, column "b": the cell is empty/);
+    await writeFile(gaps, 'a,b,label\n1,0x10,0\n');
+    await expect(loadDataset({ kind: 'csv', path: gaps, label_column: 'label' }, '/')).rejects.toThrow(/line 2, column "b": "0x10" is not a decimal number/);
+    await writeFile(gaps, 'a,b,label\n1,2,\n');
+    await expect(loadDataset({ kind: 'csv', path: gaps, label_column: 'label' }, '/')).rejects.toThrow(/line 2: the label is empty/);
+    await writeFile(gaps, 'a,b,label\n-1.5e3,.25,2\n');
+    const parsed = await loadDataset({ kind: 'csv', path: gaps, label_column: 'label' }, '/');
+    expect(Array.from(parsed.read(0, 1).inputs.features!.data as Float32Array)).toEqual([-1500, 0.25]);
+    // Devices and FIFOs are refused before a byte is read: /dev/zero would be read without end, a FIFO would block.
+    await expect(loadDataset({ kind: 'npy', inputs: { input: '/dev/zero' } }, '/')).rejects.toThrow(/\/dev\/zero is a device, not a regular file/);
+    const fifo = path.join(dir, 'pipe.csv');
+    execFileSync('mkfifo', [fifo]);
+    await expect(loadDataset({ kind: 'csv', path: fifo }, '/')).rejects.toThrow(/pipe\.csv is a FIFO \(named pipe\), not a regular file/);
+    await expect(loadDataset({ kind: 'npy', inputs: { input: dir } }, '/')).rejects.toThrow(/is a directory, not a regular file/);
     const layoutOnTensor = buildPreprocessor([{ layout: 'NCHW' }], 'input');
     const ds = await loadDataset({ kind: 'npy', inputs: { input: x } }, '/');
     expect(() => layoutOnTensor.apply(ds.read(0, 1))).toThrow(/image-folder datasets only/);

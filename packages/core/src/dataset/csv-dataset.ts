@@ -1,11 +1,18 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Dataset, RawBatch } from '../contracts/dataset.js';
 import type { Labels } from '../contracts/scorer.js';
 import { DatasetError } from './errors.js';
 import { manifestHash } from './manifest.js';
+import { readDatasetFile } from './read-file.js';
 import { sliceLabels } from './npy-dataset.js';
 import { sliceRows } from './tensor-slice.js';
+
+/** A decimal number as written in a data file; anything else (an empty cell, 0x10, Infinity) is NaN, never 0 or 16. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+function decimal(cell: string | undefined): number {
+  const text = (cell ?? '').trim();
+  return DECIMAL.test(text) ? Number(text) : Number.NaN;
+}
 
 /** Numeric CSV with a header: features become one float32 [samples, features] input named "features". */
 export async function loadCsvDataset(opts: {
@@ -17,12 +24,8 @@ export async function loadCsvDataset(opts: {
 }): Promise<Dataset> {
   let text: string;
   let bytes: Buffer;
-  try {
-    bytes = await readFile(opts.file);
-    text = bytes.toString('utf8');
-  } catch {
-    throw new DatasetError(`dataset file ${opts.file} cannot be read (missing?). Check dataset.path; it is relative to the config file.`);
-  }
+  bytes = await readDatasetFile(opts.file, `dataset file ${opts.file} cannot be read (missing?). Check dataset.path; it is relative to the config file.`);
+  text = bytes.toString('utf8');
   const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '');
   if (lines.length < 2) throw new DatasetError(`${opts.file} is empty: it needs a header line and at least one row.`);
   const header = lines[0]!.split(',').map((s) => s.trim());
@@ -42,15 +45,19 @@ export async function loadCsvDataset(opts: {
   for (let r = 0; r < rows; r++) {
     const cells = lines[r + 1]!.split(',');
     featureIdx.forEach((ci, j) => {
-      const v = Number(cells[ci]);
+      const v = decimal(cells[ci]);
       if (!Number.isFinite(v)) {
-        throw new DatasetError(`${opts.file}: line ${r + 2}, column "${header[ci]}": "${cells[ci] ?? ''}" is not a number.`);
+        const cell = (cells[ci] ?? '').trim();
+        throw new DatasetError(`${opts.file}: line ${r + 2}, column "${header[ci]}": ${cell ? `"${cell}" is not a decimal number` : 'the cell is empty'}. Fill or drop that row.`);
       }
       features[r * featureIdx.length + j] = v;
     });
     if (labelIdx >= 0) {
-      const v = Number(cells[labelIdx]);
-      if (!Number.isInteger(v)) throw new DatasetError(`${opts.file}: line ${r + 2}: label "${cells[labelIdx] ?? ''}" is not an integer class.`);
+      const v = decimal(cells[labelIdx]);
+      if (!Number.isInteger(v)) {
+        const cell = (cells[labelIdx] ?? '').trim();
+        throw new DatasetError(`${opts.file}: line ${r + 2}: ${cell ? `label "${cell}" is not an integer class` : 'the label is empty'}. Fill or drop that row.`);
+      }
       classes[r] = v;
     }
   }

@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PNG } from 'pngjs';
 import type { Dataset, Image, RawBatch } from '../contracts/dataset.js';
 import { DatasetError } from './errors.js';
+import { readDatasetFile } from './read-file.js';
 import { manifestHash } from './manifest.js';
 import { sliceLabels } from './npy-dataset.js';
 
@@ -47,11 +47,7 @@ function parseLabels(text: string, file: string): { file: string; label: number 
 export async function loadImageFolder(opts: { name: string; root: string; labels: string; limit?: number }): Promise<Dataset> {
   const labelsFile = path.resolve(opts.root, opts.labels);
   let labelText: Buffer;
-  try {
-    labelText = await readFile(labelsFile);
-  } catch {
-    throw new DatasetError(`labels file ${labelsFile} cannot be read. dataset.labels is relative to dataset.root.`);
-  }
+  labelText = await readDatasetFile(labelsFile, `labels file ${labelsFile} cannot be read. dataset.labels is relative to dataset.root.`);
   let entries = parseLabels(labelText.toString('utf8'), labelsFile);
   if (entries.length === 0) throw new DatasetError(`dataset ${opts.name} is empty: ${labelsFile} lists no images.`);
   if (opts.limit) entries = entries.slice(0, opts.limit);
@@ -59,12 +55,7 @@ export async function loadImageFolder(opts: { name: string; root: string; labels
   const images: Image[] = [];
   for (const e of entries) {
     const file = path.resolve(opts.root, e.file);
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(file);
-    } catch {
-      throw new DatasetError(`${labelsFile} lists ${e.file}, but ${file} cannot be read. Every labelled image must exist.`);
-    }
+    const bytes = await readDatasetFile(file, `${labelsFile} lists ${e.file}, but ${file} cannot be read. Every labelled image must exist.`);
     manifest.push({ name: e.file, bytes });
     images.push(decodePng(bytes, file));
   }

@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Dataset, RawBatch } from '../contracts/dataset.js';
 import type { Labels } from '../contracts/scorer.js';
 import type { Tensor } from '../contracts/tensor.js';
 import { DatasetError } from './errors.js';
+import { readDatasetFile } from './read-file.js';
 import { manifestHash } from './manifest.js';
 import { parseNpy } from './npy.js';
 import { sliceRows } from './tensor-slice.js';
@@ -32,11 +32,7 @@ export function labelCount(labels: Labels): number {
 }
 
 async function readInto(file: string): Promise<Buffer> {
-  try {
-    return await readFile(file);
-  } catch {
-    throw new DatasetError(`dataset file ${file} cannot be read (missing?). Check the dataset paths in the config; they are relative to the config file.`);
-  }
+  return readDatasetFile(file, `dataset file ${file} cannot be read (missing?). Check the dataset paths in the config; they are relative to the config file.`);
 }
 
 export async function loadNpyDataset(opts: { name: string; inputs: Record<string, string>; labels?: string; limit?: number }): Promise<Dataset> {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Dataset } from '../contracts/dataset.js';
 import { DatasetError } from './errors.js';
+import { readDatasetFile } from './read-file.js';
 
 /** Prompts (and held-out text) for a generate workload; tokens are UTF-8 bytes, as the bundled byte LM reads them. */
 export interface TextDataset extends Dataset {
@@ -15,11 +15,7 @@ export interface TextDataset extends Dataset {
 const PromptLine = z.strictObject({ prompt: z.string().min(1) });
 
 async function readOrExplain(file: string, field: string): Promise<Buffer> {
-  try {
-    return await readFile(file);
-  } catch {
-    throw new DatasetError(`dataset.${field}: ${file} cannot be read (missing?). It is relative to the config file; npm run generate:lm writes the bundled LM's data into .cache/lm/data.`);
-  }
+  return readDatasetFile(file, `dataset.${field}: ${file} cannot be read (missing?). It is relative to the config file; npm run generate:lm writes the bundled LM's data into .cache/lm/data.`);
 }
 
 export function isTextDataset(d: Dataset): d is TextDataset {
