@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
@@ -77,6 +77,56 @@ describe('pbh run, end to end on ONNX Runtime', () => {
     expect(resumed.stdout).toMatch(/2 already stored \(--resume\)/);
     const count = await queryJson<{ n: number }>(db, 'SELECT count(*)::INTEGER AS n FROM profiles');
     expect(count[0]!.n).toBe(2);
+
+    // A key that names no cell (a config that drifted, a typo) is refused before any run is written.
+    const runsBefore = await queryJson<{ n: number }>(db, 'SELECT count(*)::INTEGER AS n FROM runs');
+    const stale = await pbh(['run', config, '--db', db, '--only', 'feedfacefeedface']);
+    expect(stale.code).toBe(2);
+    expect(stale.stderr).toMatch(/--only feedfacefeedface: no cell of .*digits\.yaml has that key \(it has 2 cells\)/);
+    const runsAfter = await queryJson<{ n: number }>(db, 'SELECT count(*)::INTEGER AS n FROM runs');
+    expect(runsAfter[0]!.n).toBe(runsBefore[0]!.n);
+  });
+
+  it('resumes only cells that are the same: a changed setting, model file or dataset runs again, saying why', async () => {
+    const work = await tempDir('pbh-resume-');
+    const resumeDb = path.join(work, 'r.duckdb');
+    const model = path.join(work, 'm.onnx');
+    copyFileSync(suiteModel('digits_cnn'), model);
+    const features = path.join(work, 'x.npy');
+    copyFileSync(suiteData('digits_x.npy'), features);
+    const base = {
+      name: 'resume',
+      dataset: { ...digitsNpy, inputs: { input: features } },
+      models: [{ name: 'm', path: model, weights: 'trained' }],
+      engines: [{ name: 'onnxruntime', options: { intraOpNumThreads: 1 } }],
+      batch_sizes: [8],
+      warmup_batches: 1,
+      sessions: 1,
+      scorers: ['top1'],
+    };
+    const config = await writeConfig(work, 'r.yaml', base);
+    expect((await pbh(['run', config, '--db', resumeDb])).code).toBe(0);
+    const same = await pbh(['run', config, '--db', resumeDb, '--resume']);
+    expect(same.stdout).toMatch(/1 already stored \(--resume\)/);
+
+    await writeConfig(work, 'r.yaml', { ...base, scorers: ['top1', 'top5'] });
+    const rescored = await pbh(['run', config, '--db', resumeDb, '--resume']);
+    expect(rescored.code).toBe(0);
+    expect(rescored.stdout).toMatch(/m x onnxruntime x b8: its configuration changed/);
+    expect(rescored.stdout).toMatch(/1 stored but changed, so run again \(--resume\)/);
+
+    copyFileSync(suiteModel('digits_cnn_sparse50'), model);
+    const swapped = await pbh(['run', config, '--db', resumeDb, '--resume']);
+    expect(swapped.stdout).toMatch(/the model file changed \(sha256 [0-9a-f]{12} -> [0-9a-f]{12}\)/);
+
+    // The same shape, other pixels: the last byte of the last image.
+    const bytes = readFileSync(features);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0x40, bytes.length - 1);
+    writeFileSync(features, bytes);
+    const redrawn = await pbh(['run', config, '--db', resumeDb, '--resume']);
+    expect(redrawn.stdout).toMatch(/the dataset's files changed \(manifest [0-9a-f]{12} -> [0-9a-f]{12}\)/);
+    const count = await queryJson<{ n: number }>(resumeDb, 'SELECT count(*)::INTEGER AS n FROM profiles');
+    expect(count[0]!.n).toBe(4);
   });
 
   it('prints tables, CSV and JSON, and refuses writes', async () => {

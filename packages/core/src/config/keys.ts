@@ -30,6 +30,18 @@ export function cellKey(exp: Experiment, model: ModelConfig, engine: EngineEntry
   return createHash('sha256').update(material).digest('hex').slice(0, 16);
 }
 
+/**
+ * Everything else of the config that changes a cell's result (its model entry in full: inputs, weights, optimization;
+ * scorers, tolerance, performance_samples, metrics, layer profile, energy, ...). It is stored in the Profile and
+ * compared by --resume, not part of the key, so the keys (and the history that groups by them) stay what they were.
+ */
+export function cellFingerprint(exp: Experiment, cell: Cell): string {
+  // What only names, selects or bounds cells is left out: a new description or timeout reruns nothing.
+  const { name: _name, description: _description, models: _models, engines: _engines, batch_sizes: _batches, exclude: _exclude, timeout_s: _timeout, plugins: _plugins, ...rest } = exp;
+  const material = canonicalJson({ experiment: rest, model: cell.model, engine: cell.engine, batchSize: cell.batchSize });
+  return createHash('sha256').update(material).digest('hex').slice(0, 16);
+}
+
 function exclusionOf(exp: Experiment, model: ModelConfig, engine: EngineEntry, batchSize: number): Experiment['exclude'][number] | undefined {
   return exp.exclude.find(
     (x) =>

@@ -198,6 +198,8 @@ export const ProfileSchema = z.object({
     /** What the harness called the runtime through (e.g. "onnxruntime-node", "onnxruntime (Python) in a pbh worker"). */
     binding: z.string().nullable().default(null),
   }),
+  /** config/keys.ts cellFingerprint: the rest of the config that changes this cell's result; --resume compares it. */
+  cell_fingerprint: z.string().nullable().default(null),
   dataset: z.object({
     name: z.string(),
     kind: z.string(),

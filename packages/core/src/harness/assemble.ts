@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LayerTiming } from '../contracts/engine.js';
 import { LayerTimingSchema, type Boundary, type LayerRow, type Profile, type ScenarioResult, type Stats } from '../contracts/profile.js';
-import type { Cell } from '../config/keys.js';
+import { cellFingerprint, type Cell } from '../config/keys.js';
 import { summarize } from '../stats/summary.js';
 import type { SweepContext } from './context.js';
 import type { RawSeries, TimedBoundary } from './loop.js';
@@ -40,6 +40,7 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
       process: null,
       binding: null,
     },
+    cell_fingerprint: cellFingerprint(exp, cell),
     dataset: {
       name: dataset?.name ?? exp.dataset.name ?? exp.dataset.kind,
       kind: exp.dataset.kind,

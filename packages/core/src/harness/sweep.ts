@@ -9,6 +9,7 @@ import type { LoadedExperiment } from '../config/load.js';
 import { loadDataset } from '../dataset/load.js';
 import { createRegistry } from '../plugins/registry.js';
 import { openStore } from '../store/index.js';
+import type { StoredCell } from '../store/store.js';
 import { collectSystemInfo } from '../system/info.js';
 import { findVenvPython } from '../worker/venv.js';
 import { blankProfile } from './assemble.js';
@@ -19,6 +20,7 @@ import type { SweepContext } from './context.js';
 import { Deadline } from './deadline.js';
 import type { ProgressSink } from './progress.js';
 import { ReferenceOutputs } from './reference.js';
+import { staleBecause } from './resume.js';
 
 export interface SweepOptions {
   loaded: LoadedExperiment;
@@ -35,6 +37,8 @@ export interface SweepResult {
   runId: string;
   profiles: Profile[];
   skippedByResume: number;
+  /** Cells stored ok that --resume ran again, each with why (its configuration, model, dataset or engine changed). */
+  rerunByResume: string[];
   /** The signal that stopped the sweep after recording the cell in flight, if one did. */
   interrupted: NodeJS.Signals | null;
   /** Profiles the store refused, each kept as a JSON file beside the database with the store's reason. */
@@ -94,6 +98,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
   const unstored: SweepResult['unstored'] = [];
   const watchdog = new Watchdog();
   let skippedByResume = 0;
+  const rerunByResume: string[] = [];
   try {
     const registry = await createRegistry(exp.plugins, opts.loaded.dir);
     const system = await collectSystemInfo({ python: findVenvPython()?.python });
@@ -126,8 +131,15 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
     };
     let cells = expandCells(exp);
     if (opts.only?.length) cells = cells.filter((c) => opts.only!.includes(c.key));
-    const done = opts.resume ? await store.okCellKeys() : new Set<string>();
-    const todo = cells.filter((c) => !done.has(c.key));
+    const stored = opts.resume ? await store.okCells() : new Map<string, StoredCell>();
+    const todo: Cell[] = [];
+    for (const cell of cells) {
+      const was = stored.get(cell.key);
+      const why = was ? await staleBecause(ctx, cell, was) : null;
+      if (was && why === null) continue;
+      if (why !== null) rerunByResume.push(`${cell.model.name} x ${cell.engineLabel} x b${cell.batchSize}: ${why}`);
+      todo.push(cell);
+    }
     skippedByResume = cells.length - todo.length;
     for (const [i, cell] of todo.entries()) {
       if (interrupted) break;
@@ -158,5 +170,5 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
     await store.close();
     await rm(workRoot, { recursive: true, force: true }).catch(() => undefined);
   }
-  return { runId, profiles, skippedByResume, interrupted, unstored };
+  return { runId, profiles, skippedByResume, rerunByResume, interrupted, unstored };
 }

@@ -178,6 +178,14 @@ function releaseClaim(file: string): void {
 }
 
 /** One PBH DuckDB file. Operations run one at a time on one connection, so a Profile's transaction is never interleaved. */
+/** What a stored ok Profile says of the cell it measured, for --resume to compare. */
+export interface StoredCell {
+  fingerprint: string | null;
+  modelSha256: string | null;
+  datasetSha256: string | null;
+  engineVersion: string | null;
+}
+
 export class ProfileStore {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -278,9 +286,21 @@ export class ProfileStore {
 
   /** Cell keys that already have an ok Profile in any run: what `--resume` skips. */
   async okCellKeys(): Promise<Set<string>> {
+    return new Set((await this.okCells()).keys());
+  }
+
+  /** The newest ok Profile of each cell key: what --resume compares with the cell as it stands now. */
+  async okCells(): Promise<Map<string, StoredCell>> {
     return this.withConnection(async (connection) => {
-      const reader = await connection.runAndReadAll(`SELECT DISTINCT cell_key FROM profiles WHERE status = 'ok'`);
-      return new Set(reader.getColumns()[0]?.map(String) ?? []);
+      const reader = await connection.runAndReadAll(
+        `SELECT cell_key, json_extract_string(profile_json, '$.cell_fingerprint'), json_extract_string(profile_json, '$.model.sha256'),
+                json_extract_string(profile_json, '$.dataset.manifest_sha256'), json_extract_string(profile_json, '$.engine.version')
+         FROM profiles WHERE status = 'ok' QUALIFY row_number() OVER (PARTITION BY cell_key ORDER BY created_at DESC) = 1`,
+      );
+      const text = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+      return new Map(
+        reader.getRows().map((r) => [String(r[0]), { fingerprint: text(r[1]), modelSha256: text(r[2]), datasetSha256: text(r[3]), engineVersion: text(r[4]) }]),
+      );
     });
   }
 

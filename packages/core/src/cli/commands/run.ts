@@ -1,9 +1,11 @@
 import path from 'node:path';
 import { missingAssetsMessage, missingGeneratedAssets } from '../../config/generated-assets.js';
+import { expandCells } from '../../config/keys.js';
 import { loadExperiment } from '../../config/load.js';
 import { createProgress } from '../../harness/progress.js';
 import { formatSummary } from '../../harness/summary-table.js';
 import { runSweep } from '../../harness/sweep.js';
+import { terminalSafe } from '../../text/terminal.js';
 import { DEFAULT_DB, EXIT, UsageError, type Command } from '../command.js';
 
 function shellQuote(s: string): string {
@@ -21,7 +23,9 @@ written to the database in its own transaction as soon as it is measured; failur
 
 Options:
   --db PATH      database file (default ${DEFAULT_DB})
-  --resume       skip cells already stored with status ok (same cell key) in this database
+  --resume       skip cells already stored with status ok in this database, unless the cell changed since: its
+                 configuration, the model file's or the dataset's contents, or the engine's version (those run again,
+                 and the summary says why)
   --only KEYS    run only these cell keys (every Profile's reproduce command uses this)
   --mlperf       judge every scenario by MLPerf's rules (600 s minimum duration, MLPerf's query and sample counts)
   --tdp-w WATTS  the CPU package's TDP for the energy estimate where no RAPL counter reads (sets energy.tdp_w)
@@ -44,6 +48,17 @@ stored (it is then kept as JSON beside the database), 130 on Ctrl-C, 143 on SIGT
       if (!Number.isFinite(watts) || watts <= 0 || watts > 10_000) throw new UsageError(`--tdp-w ${tdp}: give the CPU package's TDP in watts, a number above 0 and at most 10000 (e.g. --tdp-w 270)`);
       loaded.experiment.energy.tdp_w = watts;
     }
+    const only = typeof values.only === 'string' ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+    if (only) {
+      // A key that names no cell would run nothing and exit 0: a Slurm task whose config drifted would pass quietly.
+      const keys = new Set(expandCells(loaded.experiment).map((c) => c.key));
+      const unknown = only.length === 0 ? [values.only as string] : only.filter((k) => !keys.has(k));
+      if (unknown.length > 0) {
+        throw new UsageError(
+          `--only ${unknown.join(',')}: no cell of ${file} has ${unknown.length === 1 ? 'that key' : 'those keys'} (it has ${keys.size} cells). The config changed since the key was printed, or the key is mistyped: run without --only, or take a current key from the Profile's reproduce command.`,
+        );
+      }
+    }
     const dbPath = (values.db as string | undefined) ?? DEFAULT_DB;
     const prefix = [
       'npx', 'pbh', 'run', shellQuote(path.relative(process.cwd(), path.resolve(file)) || file), '--db', shellQuote(dbPath),
@@ -54,7 +69,7 @@ stored (it is then kept as JSON beside the database), 130 on Ctrl-C, 143 on SIGT
       loaded,
       dbPath,
       resume: values.resume === true,
-      only: typeof values.only === 'string' ? values.only.split(',').map((s) => s.trim()) : undefined,
+      only,
       progress: createProgress(),
       commandPrefix: prefix,
     });
@@ -62,6 +77,10 @@ stored (it is then kept as JSON beside the database), 130 on Ctrl-C, 143 on SIGT
     const counts = result.profiles.reduce<Record<string, number>>((acc, p) => ({ ...acc, [p.status]: (acc[p.status] ?? 0) + 1 }), {});
     const parts = Object.entries(counts).map(([k, v]) => `${v} ${k}`);
     if (result.skippedByResume) parts.push(`${result.skippedByResume} already stored (--resume)`);
+    if (result.rerunByResume.length) {
+      parts.push(`${result.rerunByResume.length} stored but changed, so run again (--resume)`);
+      process.stdout.write(`\nrun again by --resume, each with why:\n${result.rerunByResume.map((r) => `  ${terminalSafe(r)}`).join('\n')}\n`);
+    }
     process.stdout.write(`\nrun ${result.runId}: ${parts.join(', ') || 'nothing to do'}; stored in ${dbPath}\n`);
     if (result.unstored.length) {
       process.stdout.write(`${result.unstored.length} Profile(s) could not be stored and were kept as JSON: ${result.unstored.map((u) => u.file).join(', ')}\n`);
