@@ -1,6 +1,6 @@
 import type { Dataset, RawBatch } from '../contracts/dataset.js';
 import type { ModelFacts } from '../contracts/profile.js';
-import { typedArray, type DType, type Tensor, type TensorMap, type TensorSpec } from '../contracts/tensor.js';
+import { DTYPES, typedArray, type DType, type Tensor, type TensorMap, type TensorSpec } from '../contracts/tensor.js';
 import type { InputFeed, ModelConfig, PreprocessStep } from '../config/schema.js';
 import { buildPreprocessor } from '../dataset/preprocess.js';
 import { CellConfigError } from './errors.js';
@@ -114,6 +114,18 @@ function zerosShape(spec: TensorSpec, batchAxis: number | null, given: (number |
   });
 }
 
+/** One sample's zeros above this are refused before anything is allocated: a typed array holds at most ~4 GiB here. */
+const MAX_ZEROS_BYTES = 1 << 30;
+
+function checkZerosSize(spec: TensorSpec, shape: (number | 'batch')[], where: string): void {
+  const bytes = shape.reduce<number>((a, d) => a * (d === 'batch' ? 1 : d), DTYPES[spec.dtype].bytes);
+  if (bytes > MAX_ZEROS_BYTES) {
+    throw new CellConfigError(
+      `${where}: zeros of [${shape.join(', ')}] ${spec.dtype} for input "${spec.name}" are ${(bytes / 2 ** 30).toFixed(1)} GiB a sample, above the ${MAX_ZEROS_BYTES / 2 ** 30} GiB PBH allocates for one: give the input's real size in ${where}.shape.`,
+    );
+  }
+}
+
 /** A batch of `rows` samples stacked on axis 0 (as datasets hold them), moved to `axis`. */
 function moveBatchAxis(t: Tensor, axis: number): Tensor {
   if (axis === 0) return t;
@@ -143,6 +155,7 @@ function bindOne(model: ModelConfig, spec: TensorSpec, primary: TensorSpec, fact
   if (mapped !== undefined && typeof mapped === 'object' && 'zeros' in mapped) {
     const batchAxis = defaultBatchAxis(spec, primary, mapped.batch_axis, true);
     const shape = zerosShape(spec, batchAxis, mapped.shape, line);
+    checkZerosSize(spec, shape, line);
     const axis = shape.indexOf('batch');
     return { input: spec, source: { kind: 'zeros', dtype: spec.dtype, shape }, field: '', batchAxis: axis >= 0 ? axis : null, configLine: line };
   }

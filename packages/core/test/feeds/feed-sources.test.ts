@@ -83,6 +83,11 @@ describe('models[].inputs: what feeds each input', () => {
     );
     const f = bindInputs(entry({ cache: { zeros: true, shape: ['batch', 16, 8] } }), facts(spec), dataset({ x: [4] }), []);
     expect(f.feed(dataset({ x: [4] }).read(0, 2)).cache!.dims).toEqual([2, 16, 8]);
+    // A declared size too large to allocate is refused naming the input, before any allocation.
+    const huge: TensorSpec[] = [spec[0]!, { name: 'cache', dtype: 'float32', shape: ['batch', 2 ** 31] }];
+    expect(() => bindInputs(entry({ cache: { zeros: true } }), facts(huge), dataset({ x: [4] }), [])).toThrow(
+      /models\[vad\]\.inputs\.cache: zeros of \[batch, 2147483648\] float32 for input "cache" are 8\.0 GiB a sample/,
+    );
   });
 
   it('names the input, the shape it takes and the config line that fixes it when a state is fed on axis 0', () => {
