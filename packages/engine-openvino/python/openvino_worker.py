@@ -50,10 +50,16 @@ def _version() -> str:
     return ov.get_version().split("-", 1)[0]
 
 
-def _spec(port: Any) -> TensorSpec:
+def _spec(port: Any, name: str) -> TensorSpec:
     shape = port.get_partial_shape()
     dims = [d.get_length() if d.is_static else None for d in shape] if shape.rank.is_static else []
-    return TensorSpec(port.get_any_name(), dtype_name(np.dtype(port.get_element_type().to_dtype())), dims)
+    return TensorSpec(name, dtype_name(np.dtype(port.get_element_type().to_dtype())), dims)
+
+
+def _names(read: Any, compiled: Any) -> list[str]:
+    """Each compiled port named as the model file names it: compiling can merge an inner tensor's name into an
+    output's (silero-vad's If branch), and get_any_name() may then return that one instead."""
+    return [r.get_any_name() if r.get_any_name() in c.get_names() else c.get_any_name() for r, c in zip(read, compiled)]
 
 
 def _config(options: dict[str, Any], precision: ov.Type, profiling: bool) -> dict[Any, Any]:
@@ -136,18 +142,18 @@ class OpenVINO(Engine):
         except RuntimeError as e:
             raise WorkerError("unsupported_model", f"OpenVINO cannot compile {model.path} for {self.device}: {e}") from e
         compile_ms = (time.perf_counter() - start) * 1000
+        input_names, self.output_names = _names(read.inputs, compiled.inputs), _names(read.outputs, compiled.outputs)
         del read
         self.compiled = capi.CompiledModel(compiled)
         self.inputs = [_Input.of(port) for port in compiled.inputs]
         self.position = {name: i for i, spec in enumerate(self.inputs) for name in spec.names}
-        self.output_names = [port.get_any_name() for port in compiled.outputs]
         self.concurrency = int(compiled.get_property(props.optimal_number_of_infer_requests))
         self.session = capi.Request(self.compiled)
         self.request = capi.Request(self.compiled)
         self.source = (model.path, model.inputs)
         return Loaded(
-            inputs=[_spec(p) for p in compiled.inputs],
-            outputs=[_spec(p) for p in compiled.outputs],
+            inputs=[_spec(p, n) for p, n in zip(compiled.inputs, input_names)],
+            outputs=[_spec(p, n) for p, n in zip(compiled.outputs, self.output_names)],
             precision=Precision(**executed_precision(self.core, compiled, self.device, model.precision)),
             threads=self._threads(compiled),
             facts=self._facts(compiled),

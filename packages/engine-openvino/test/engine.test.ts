@@ -324,6 +324,32 @@ describe('@pbh/engine-openvino', () => {
     expect(error.message).toContain("engine openvino has no options ['numThreads']");
   });
 
+  it("names outputs as the model file does, though compiling merged an inner tensor's name into one (silero-vad)", async () => {
+    // silero-vad's OpenVINO-flavoured export, as its PyPI wheel ships it (npm test installs it into .cache/wild-models).
+    const file = path.join(import.meta.dirname, '..', '..', '..', '.cache', 'wild-models', 'silero_vad', 'data', 'silero_vad_openvino_16k.onnx');
+    const model = await openvinoEngine.prepare({
+      model: { name: 'silero_vad_openvino', path: file, workDir },
+      batchSize: 2,
+      device: 'cpu',
+      options: OpenVINOOptionsSchema.parse({}),
+      inputs: [
+        { name: 'input', dtype: 'float32', shape: [2, 576] },
+        { name: 'state', dtype: 'float32', shape: [2, 2, 128] },
+      ],
+      seed: 0,
+      process: 'worker' as const,
+      precision: 'fp32',
+    });
+    prepared.push(model);
+    expect(model.outputs.map((o) => o.name)).toEqual(['output', 'stateN']);
+    const { outputs } = await model.sut.infer({
+      input: { dtype: 'float32', dims: [2, 576], data: new Float32Array(2 * 576) },
+      state: { dtype: 'float32', dims: [2, 2, 128], data: new Float32Array(2 * 2 * 128) },
+    });
+    expect(Object.keys(outputs).sort()).toEqual(['output', 'stateN']);
+    expect(outputs.output!.dims).toEqual([2, 1]);
+  });
+
   it('adds little IPC overhead to predict over the engine time', async () => {
     const { x } = await digitsBatch(1);
     const model = await prepare('digits_cnn', 1, { threads: 1 });
