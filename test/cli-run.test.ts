@@ -149,6 +149,17 @@ describe('pbh run, end to end on ONNX Runtime', () => {
     const back = await pbh(['query', sql, '--db', db, '--format', 'json', '--allow-local-files']);
     expect(back.code, back.stderr).toBe(0);
     expect(JSON.parse(back.stdout)).toEqual([{ n: 2 }]);
+    // Again into the folder it wrote, in another format: fine. A folder holding someone else's file, or a file: refused.
+    expect((await pbh(['export', '--db', db, '--format', 'csv', '--out', out])).code).toBe(0);
+    expect((await pbh(['export', '--db', db, '--format', 'parquet', '--out', out])).code).toBe(0);
+    writeFileSync(path.join(out, 'notes.txt'), 'mine');
+    const foreign = await pbh(['export', '--db', db, '--format', 'csv', '--out', out]);
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toMatch(/holds files pbh export did not write \(notes\.txt\)/);
+    expect(readFileSync(path.join(out, 'notes.txt'), 'utf8')).toBe('mine');
+    const onFile = await pbh(['export', '--db', db, '--format', 'csv', '--out', path.join(out, 'notes.txt')]);
+    expect(onFile.code).toBe(2);
+    expect(onFile.stderr).toMatch(/notes\.txt is a file, not a folder/);
   });
 });
 
