@@ -100,6 +100,7 @@ describe('pbh query reads the database and nothing else', () => {
     ['read_csv of /etc/passwd', () => `SELECT * FROM read_csv('/etc/passwd')`, /reaches outside .*--allow-local-files/s],
     ['read_text of /etc/passwd', () => `SELECT * FROM read_text('/etc/passwd')`, /reaches outside/],
     ['a URL', () => `SELECT * FROM read_parquet('https://example.com/x.parquet')`, /reaches outside/],
+    ['two SELECTs, whose first result would vanish', () => 'SELECT 1 AS a; SELECT 2 AS b', /holds 2 statements; pbh query prints one result/],
   ];
 
   for (const [name, sql, message] of refusals) {
