@@ -39,7 +39,7 @@ async function assertReadingStatements(connection: DuckDBConnection, file: strin
     if (parsed.statements.length === 0) throw new QueryError(`The SQL holds no statement. ${READING_ONLY}, e.g. pbh query "SELECT * FROM leaderboard".`);
     // DuckDB would run them all and hand back one result: the others' rows would vanish without a word.
     if (parsed.statements.length > 1) {
-      throw new QueryError(`The SQL holds ${parsed.statements.length} statements; pbh query prints one result, so it runs one statement at a time: run each on its own, or join them (UNION ALL, a WITH clause).`);
+      throw new QueryError(`The SQL holds ${parsed.statements.length} statements; pbh query prints one result, so it runs one statement at a time on ${file}: run each on its own, or join them (UNION ALL, a WITH clause).`);
     }
     return;
   }
