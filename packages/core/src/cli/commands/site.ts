@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { STATUS_CODES, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -171,6 +171,29 @@ function notFoundResponder(root: string): (req: IncomingMessage, res: ServerResp
   };
 }
 
+/** Headers on every answer: no type sniffing, no framing, no plugins, no referrer leaving the site. */
+const SAFE_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy': "frame-ancestors 'none'; object-src 'none'; base-uri 'self'",
+  'Referrer-Policy': 'no-referrer',
+};
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/**
+ * Whether `relative` (a decoded path under the site) stays inside the site once links are followed: a link in the
+ * folder to /etc/passwd is not the site's to serve. A path that does not exist is left to the 404 answer.
+ */
+function insideSite(rootReal: string, relative: string): boolean {
+  for (const candidate of [relative, `${relative}.html`, path.join(relative, 'index.html')]) {
+    const file = path.join(rootReal, candidate);
+    if (!existsSync(file)) continue;
+    const real = realpathSync(file);
+    if (real !== rootReal && !real.startsWith(`${rootReal}${path.sep}`)) return false;
+  }
+  return true;
+}
+
 async function serve(values: Record<string, unknown>): Promise<number> {
   const root = path.resolve(typeof values.dir === 'string' ? values.dir : path.join(findSiteDir(), 'dist'));
   if (!existsSync(path.join(root, 'index.html'))) {
@@ -194,7 +217,16 @@ async function serve(values: Record<string, unknown>): Promise<number> {
     },
   });
 
+  const rootReal = realpathSync(root);
+  // Bound to loopback, only loopback names may ask: a page elsewhere cannot rebind its DNS name onto this server.
+  const loopbackOnly = LOOPBACK.has(host);
   const server = createServer((req, res) => {
+    for (const [name, value] of Object.entries(SAFE_HEADERS)) res.setHeader(name, value);
+    const asked = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+    if (loopbackOnly && !LOOPBACK.has(asked)) {
+      res.writeHead(421, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`this server answers localhost only, not ${asked || 'a request without Host'}\n`);
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { Allow: 'GET, HEAD' }).end();
       return;
@@ -209,6 +241,17 @@ async function serve(values: Record<string, unknown>): Promise<number> {
       return;
     }
     req.url = `/${url.pathname.slice(urlBase.length)}${url.search}`;
+    let relative: string;
+    try {
+      relative = decodeURIComponent(url.pathname.slice(urlBase.length));
+    } catch {
+      notFound(req, res);
+      return;
+    }
+    if (!insideSite(rootReal, path.normalize(`/${relative}`).slice(1))) {
+      notFound(req, res);
+      return;
+    }
     files(req, res, (error?: unknown) => {
       if (error === undefined) {
         notFound(req, res);
