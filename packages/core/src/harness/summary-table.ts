@@ -1,9 +1,16 @@
 import type { Profile } from '../contracts/profile.js';
 import { terminalSafe } from '../text/terminal.js';
 
+/** A name this long is cut in the table (the Profile keeps it whole): one long name would push every column off screen. */
+const MAX_CELL = 60;
+
+function clip(cell: string): string {
+  return cell.length > MAX_CELL ? `${cell.slice(0, MAX_CELL - 1)}…` : cell;
+}
+
 function table(header: string[], rawRows: string[][]): string {
   // Cells hold names and errors from configs and engines: escaped before measuring, so widths are what is shown.
-  const rows = rawRows.map((row) => row.map((cell) => terminalSafe(cell)));
+  const rows = rawRows.map((row) => row.map((cell, i) => (i === row.length - 1 ? terminalSafe(cell) : clip(terminalSafe(cell)))));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
