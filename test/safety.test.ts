@@ -1,10 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changedPaths, sha256File, snapshotTree } from './file-snapshot.js';
 import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
-import { suiteData, suiteModel } from './suite.js';
+import { PBH_BIN, suiteData, suiteModel } from './suite.js';
 
 // ESC ] 8 ;; url BEL is an OSC 8 hyperlink, ESC [ 31 m turns text red, LF forges a new output line, U+202E
 // reverses what follows: each would act on the terminal if printed raw.
@@ -61,6 +62,17 @@ describe('names from configs and databases reach the terminal escaped', () => {
     expect(table.stdout).toContain(HOSTILE_SHOWN);
     const rows = await queryJson<{ model_name: string }>(db, 'SELECT model_name FROM profiles ORDER BY model_name');
     expect(rows.map((r) => r.model_name)).toContain(HOSTILE);
+  });
+
+  it('pbh query CSV shows them escaped on a terminal, and keeps them exact in a pipe', async () => {
+    const sql = 'SELECT model_name FROM profiles ORDER BY model_name';
+    const piped = await pbh(['query', sql, '--db', db, '--format', 'csv']);
+    expect(piped.stdout).toContain(HOSTILE.split('\n')[0]);
+    // script(1) gives pbh a terminal for its stdout, as a person running it has.
+    const command = [process.execPath, PBH_BIN, 'query', sql, '--db', db, '--format', 'csv'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+    const tty = execFileSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8' });
+    expect(tty).toContain(HOSTILE_SHOWN.split('\\n')[0]);
+    expect(tty.replace(/\r?\n/g, '')).not.toMatch(RAW_CONTROLS);
   });
 
   it('CSV output neutralises formulas with a leading quote and keeps numbers, negative ones included', async () => {

@@ -1,4 +1,5 @@
 import { formatCsv, formatJson, formatTable, openStore, runSandboxedQuery } from '../../store/index.js';
+import { terminalSafe } from '../../text/terminal.js';
 import { DEFAULT_DB, EXIT, UsageError, type Command } from '../command.js';
 
 export const queryCommand: Command = {
@@ -34,7 +35,9 @@ Options:
     });
     try {
       const result = await runSandboxedQuery(store, sql);
-      const text = format === 'csv' ? formatCsv(result) : format === 'json' ? formatJson(result) : formatTable(result);
+      let text = format === 'csv' ? formatCsv(result) : format === 'json' ? formatJson(result) : formatTable(result);
+      // CSV keeps every byte for a file or a pipe; on a terminal a cell's ESC or OSC bytes would act, so they are shown.
+      if (format === 'csv' && process.stdout.isTTY) text = text.split('\r\n').map((line) => terminalSafe(line)).join('\n');
       process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
       return EXIT.ok;
     } finally {
