@@ -2,7 +2,7 @@
 import { HARNESS_VERSION } from '../version.js';
 import { ConfigError } from '../config/load.js';
 import { PluginLoadError } from '../plugins/registry.js';
-import { QueryError, StoreLockedError, StoreNotFoundError, StoreSchemaError, StoreUnreadableError } from '../store/index.js';
+import { QueryError, StoreFullError, StoreLockedError, StoreNotFoundError, StoreSchemaError, StoreUnreadableError } from '../store/index.js';
 import { terminalSafe } from '../text/terminal.js';
 import { EXIT, UsageError, helpText, parseCommandArgs, type Command } from './command.js';
 import { compareCommand } from './commands/compare.js';
@@ -60,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
 
 /** The README's exit codes: what the error is about decides, not which command met it. */
 function exitCodeOf(error: unknown): number {
-  if (error instanceof StoreLockedError || error instanceof StoreNotFoundError || error instanceof StoreUnreadableError || error instanceof StoreSchemaError) {
+  if (error instanceof StoreLockedError || error instanceof StoreFullError || error instanceof StoreNotFoundError || error instanceof StoreUnreadableError || error instanceof StoreSchemaError) {
     return EXIT.store;
   }
   if (error instanceof UsageError || error instanceof SweepFileError || error instanceof ConfigError || error instanceof PluginLoadError || error instanceof QueryError) return EXIT.usage;

@@ -8,7 +8,7 @@ import { expandCells, type Cell } from '../config/keys.js';
 import type { LoadedExperiment } from '../config/load.js';
 import { loadDataset } from '../dataset/load.js';
 import { createRegistry } from '../plugins/registry.js';
-import { openStore } from '../store/index.js';
+import { DISK_FULL, openStore, StoreFullError } from '../store/index.js';
 import type { StoredCell } from '../store/store.js';
 import { collectSystemInfo } from '../system/info.js';
 import { findVenvPython } from '../worker/venv.js';
@@ -43,13 +43,31 @@ export interface SweepResult {
   interrupted: NodeJS.Signals | null;
   /** Profiles the store refused, each kept as a JSON file beside the database with the store's reason. */
   unstored: { profileId: string; file: string; error: string }[];
+  /** Why the run could not be closed (finished_at, the checkpoint), said with what to do; null when it closed. */
+  closeError: string | null;
 }
 
-/** A Profile the store refused goes to `<db>.unstored/<profile id>.json`, so nothing measured is lost. */
+/** A store that could not close: on a full disk its committed Profiles are in the write-ahead log, replayed on the next open. */
+function storeClosingError(dbPath: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (DISK_FULL.test(message)) {
+    return `the disk holding ${dbPath} is full (${message.split('\n')[0]}). Profiles stored before that are safe in ${dbPath}.wal, which DuckDB replays into ${dbPath} the next time it is opened, and any it refused are kept as JSON (listed above): free space there, then run npx pbh query "SELECT count(*) FROM profiles" --db ${dbPath} to fold the log in.`;
+  }
+  return `${dbPath} could not be closed: ${message.split('\n')[0]}. The Profiles stored above are in ${dbPath}.wal if DuckDB wrote them there; open it again (npx pbh query ... --db ${dbPath}) to fold them in.`;
+}
+
+/** Where a refused Profile may be kept, in order: beside the database, else (that disk full) the temp folder, else home. */
+function unstoredFolders(dbPath: string): string[] {
+  const name = path.basename(dbPath);
+  return [`${dbPath}.unstored`, path.join(os.tmpdir(), `pbh-unstored-${name}`), path.join(os.homedir(), '.cache', 'pbh', `unstored-${name}`)];
+}
+
+/**
+ * A Profile the store refused goes to `<db>.unstored/<profile id>.json`, so nothing measured is lost; where that disk
+ * is full (the likely reason the store refused it) the next folder that takes the whole file, never an empty one.
+ * Where none does, the JSON goes to stderr, for the user to keep.
+ */
 async function keepUnstored(dbPath: string, profile: Profile, error: unknown): Promise<{ profileId: string; file: string; error: string }> {
-  const dir = `${dbPath}.unstored`;
-  await mkdir(dir, { recursive: true });
-  const file = path.join(dir, `${profile.profile_id}.json`);
   const reason = error instanceof Error ? error.message : String(error);
   // Non-finite numbers and BigInts are not JSON: written as strings so the file shows what the Profile held.
   const json = JSON.stringify(
@@ -57,8 +75,18 @@ async function keepUnstored(dbPath: string, profile: Profile, error: unknown): P
     (_k, v: unknown) => (typeof v === 'bigint' || (typeof v === 'number' && !Number.isFinite(v)) ? String(v) : v),
     2,
   );
-  await writeFile(file, json);
-  return { profileId: profile.profile_id, file, error: reason };
+  for (const dir of unstoredFolders(dbPath)) {
+    const file = path.join(dir, `${profile.profile_id}.json`);
+    try {
+      await mkdir(dir, { recursive: true });
+      await writeFile(file, json);
+      return { profileId: profile.profile_id, file, error: reason };
+    } catch {
+      await rm(file, { force: true }).catch(() => undefined);
+    }
+  }
+  process.stderr.write(`pbh: no folder could take Profile ${profile.profile_id}; here it is whole, keep it:\n${json}\n`);
+  return { profileId: profile.profile_id, file: '(stderr)', error: reason };
 }
 
 /**
@@ -99,17 +127,18 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
   const watchdog = new Watchdog();
   let skippedByResume = 0;
   const rerunByResume: string[] = [];
+  let closeError: unknown;
+  let diskFull: unknown;
   try {
     const registry = await createRegistry(exp.plugins, opts.loaded.dir);
     const system = await collectSystemInfo({ python: findVenvPython()?.python });
-    await store.beginRun({
-      run_id: runId,
-      name: exp.name,
-      started_at: new Date().toISOString(),
-      config: opts.loaded.raw,
-      command: opts.commandPrefix,
-      system,
-    });
+    await store
+      .beginRun({ run_id: runId, name: exp.name, started_at: new Date().toISOString(), config: opts.loaded.raw, command: opts.commandPrefix, system })
+      .catch((e: unknown) => {
+        const message = e instanceof Error ? e.message : String(e);
+        if (!DISK_FULL.test(message)) throw e;
+        throw new StoreFullError(`the disk holding ${opts.dbPath} is full, so no run was started and nothing was measured: free space there (or pass --db on another disk) and run again.`, { cause: e });
+      });
     let dataset: Dataset | Error;
     try {
       dataset = await loadDataset(exp.dataset, opts.loaded.dir);
@@ -149,8 +178,11 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
       const profile = await runCell(ctx, cell, deadline);
       watchdog.disarm();
       try {
+        if (diskFull) throw diskFull;
         await store.writeProfile(profile);
       } catch (e) {
+        // After a commit failed for want of space, DuckDB may abort the process on the next write: none is tried.
+        if (!diskFull && DISK_FULL.test(e instanceof Error ? e.message : String(e))) diskFull = e;
         const kept = await keepUnstored(opts.dbPath, profile, e);
         unstored.push(kept);
         process.stderr.write(
@@ -161,14 +193,16 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
       opts.progress?.cellEnd(profile);
     }
     await ctx.reference.release().catch(() => undefined);
-    await store.finishRun(runId);
+    if (diskFull) closeError ??= diskFull;
+    else await store.finishRun(runId).catch((e: unknown) => (closeError ??= e));
   } finally {
     await watchdog.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     opts.progress?.done();
-    await store.close();
+    // Closing checkpoints the write-ahead log into the file; on a full disk that fails with the Profiles safe in the log.
+    await store.close({ checkpoint: diskFull === undefined }).catch((e: unknown) => (closeError ??= e));
     await rm(workRoot, { recursive: true, force: true }).catch(() => undefined);
   }
-  return { runId, profiles, skippedByResume, rerunByResume, interrupted, unstored };
+  return { runId, profiles, skippedByResume, rerunByResume, interrupted, unstored, closeError: closeError === undefined ? null : storeClosingError(opts.dbPath, closeError) };
 }

@@ -68,6 +68,13 @@ export class StoreWriteError extends Error {
   override readonly name = 'StoreWriteError';
 }
 
+/** The disk holding the database is full: nothing was written, and the message says where to free space. */
+export class StoreFullError extends Error {
+  override readonly name = 'StoreFullError';
+}
+
+export const DISK_FULL = /no space left|ENOSPC|disk (is )?full/i;
+
 /** A `pbh query` statement was refused (it is not a reading statement, or reads outside the database) or failed (bad SQL). */
 export class QueryError extends Error {
   override readonly name = 'QueryError';

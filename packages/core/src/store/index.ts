@@ -16,5 +16,7 @@ export {
   StoreUnreadableError,
   ReadOnlyStoreError,
   StoreWriteError,
+  StoreFullError,
+  DISK_FULL,
   QueryError,
 } from './errors.js';

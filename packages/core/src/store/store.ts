@@ -363,9 +363,13 @@ export class ProfileStore {
    * Checkpoints a read-write store (WAL folded into the file, so copies of it are complete) and
    * releases the file. Later calls return the first call's promise.
    */
-  close(): Promise<void> {
+  /**
+   * Checkpoints (unless told not to) and closes. `checkpoint: false` after a commit failed: DuckDB's instance may then
+   * abort the process on any further write, and what it committed is safe in the write-ahead log anyway.
+   */
+  close(options: { checkpoint?: boolean } = {}): Promise<void> {
     this.closing ??= this.withConnection(async (connection) => {
-      if (!this.readOnly) await connection.run('CHECKPOINT');
+      if (!this.readOnly && options.checkpoint !== false) await connection.run('CHECKPOINT');
     }).finally(() => {
       this.closed = true;
       this.connection.closeSync();

@@ -85,7 +85,9 @@ stored (it is then kept as JSON beside the database), 130 on Ctrl-C, 143 on SIGT
     if (result.unstored.length) {
       process.stdout.write(`${result.unstored.length} Profile(s) could not be stored and were kept as JSON: ${result.unstored.map((u) => u.file).join(', ')}\n`);
     }
+    if (result.closeError) process.stderr.write(`pbh: ${terminalSafe(result.closeError)}\n`);
     if (result.interrupted) return result.interrupted === 'SIGTERM' ? EXIT.terminated : EXIT.interrupted;
+    if (result.closeError) return EXIT.store;
     const bad = result.unstored.length > 0 || result.profiles.some((p) => p.status === 'failed' || p.status === 'timeout' || p.status === 'invalid_output');
     return bad ? EXIT.partial : EXIT.ok;
   },
