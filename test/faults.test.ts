@@ -3,7 +3,7 @@
 // the exit code, the Profiles the database holds afterwards, and that nothing outside the database (and the
 // site's --out) changed; the table printed at the end is the suite's result.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +28,8 @@ interface Row {
   changed: string[];
   /**
    * Entries left in the run's TMPDIR by pbh's own scratch folders (pbh-<run id>), which a SIGKILL leaves no chance to
-   * remove. onnxruntime's native library also writes .ses and mat-debug-<pid>.log there on every run; those are its own.
+   * remove: for a SIGKILL case, counted after the next run, which removes a dead run's scratch. onnxruntime's native
+   * library also writes .ses and mat-debug-<pid>.log there on every run; those are its own.
    */
   tempLeft: number;
 }
@@ -175,6 +176,14 @@ async function killAt(signal: (typeof SIGNALS)[number], phase: keyof Phases): Pr
     expect(JSON.parse(runs.stdout), 'the run is closed').toEqual([{ n: 1 }]);
   }
   expect(row.changed).toEqual([]);
+  if (signal === 'SIGKILL') {
+    // The killed run's scratch is the next run's to remove, and it names the run it was.
+    const next = await inSandbox(s, ['run', path.join(s.work, 'kill.yaml'), '--db', s.db, '--resume']);
+    expect(next.stderr).toMatch(/pbh: run [0-9a-f-]{36} \(started [^)]+\) in .*pbh\.duckdb was killed before it finished: its scratch folder .* is removed/);
+    const left = readdirSync(s.tmp).filter((name) => name.startsWith('pbh-'));
+    expect(left, 'scratch left after the next run').toEqual([]);
+    row.tempLeft = left.length;
+  }
 }
 
 /** What the suite puts at a --db path, as files the user might point pbh at by mistake. */

@@ -21,6 +21,7 @@ import { Deadline } from './deadline.js';
 import type { ProgressSink } from './progress.js';
 import { ReferenceOutputs } from './reference.js';
 import { staleBecause } from './resume.js';
+import { claimScratch, removeOrphanScratch } from './scratch.js';
 
 export interface SweepOptions {
   loaded: LoadedExperiment;
@@ -111,7 +112,12 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
   const exp = opts.loaded.experiment;
   const store = await openStore(opts.dbPath);
   const runId = randomUUID();
-  const workRoot = path.join(os.tmpdir(), `pbh-${runId}`);
+  for (const orphan of await removeOrphanScratch(opts.dbPath)) {
+    process.stderr.write(
+      `pbh: run ${orphan.runId} (started ${orphan.startedAt}) in ${opts.dbPath} was killed before it finished: its scratch folder ${orphan.folder} is removed; the Profiles it stored stay, and the run stays marked not finished.\n`,
+    );
+  }
+  const workRoot = await claimScratch(runId, opts.dbPath);
   let deadline: Deadline | undefined;
   let interrupted: NodeJS.Signals | null = null;
   const onSignal = (signal: NodeJS.Signals): void => {
