@@ -135,6 +135,25 @@ describe('bad input becomes clear errors and failed Profiles while the sweep goe
     }
   });
 
+  it('a run waits out a reader that holds the database for a moment (pbh sweep status reading a shard)', async () => {
+    const db = path.join(dir, 'briefly.duckdb');
+    const config = await writeConfig(dir, 'briefly.yaml', { name: 'briefly', dataset: digits(), models: [cnn], ...base, batch_sizes: [8] });
+    expect((await pbh(['run', config, '--db', db])).code).toBe(0);
+    // A reader that lets go after 1.5 s, as sweep status lets go of a shard.
+    const holder = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', `import {DuckDBInstance} from '@duckdb/node-api'; const i = await DuckDBInstance.create(${JSON.stringify(db)}, { access_mode: 'READ_ONLY' }); await (await i.connect()).run('SELECT 1'); console.log('held'); setTimeout(() => { i.closeSync(); process.exit(0); }, 1500);`],
+      { cwd: ROOT },
+    );
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout.on('data', (d: Buffer) => d.toString().includes('held') && resolve());
+      holder.on('exit', (c) => c !== 0 && reject(new Error(`holder exited ${c}`)));
+    });
+    const r = await pbh(['run', config, '--db', db]);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await statuses(db)).map((x) => x.status)).toEqual(['ok', 'ok']);
+  });
+
   it('Ctrl-C keeps every Profile already written and exits 130', async () => {
     const db = path.join(dir, 'sigint.duckdb');
     const config = await writeConfig(dir, 'sigint.yaml', {

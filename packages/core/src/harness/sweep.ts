@@ -8,7 +8,7 @@ import { expandCells, type Cell } from '../config/keys.js';
 import type { LoadedExperiment } from '../config/load.js';
 import { loadDataset } from '../dataset/load.js';
 import { createRegistry } from '../plugins/registry.js';
-import { DISK_FULL, openStore, StoreFullError } from '../store/index.js';
+import { DISK_FULL, openStore, StoreFullError, StoreLockedError } from '../store/index.js';
 import type { StoredCell } from '../store/store.js';
 import { collectSystemInfo } from '../system/info.js';
 import { findVenvPython } from '../worker/venv.js';
@@ -55,6 +55,26 @@ function storeClosingError(dbPath: string, error: unknown): string {
     return `the disk holding ${dbPath} is full (${message.split('\n')[0]}). Profiles stored before that are safe in ${dbPath}.wal, which DuckDB replays into ${dbPath} the next time it is opened, and any it refused are kept as JSON (listed above): free space there, then run npx pbh query "SELECT count(*) FROM profiles" --db ${dbPath} to fold the log in.`;
   }
   return `${dbPath} could not be closed: ${message.split('\n')[0]}. The Profiles stored above are in ${dbPath}.wal if DuckDB wrote them there; open it again (npx pbh query ... --db ${dbPath}) to fold them in.`;
+}
+
+/** How long a run waits for a database another process holds: a reader (pbh sweep status, pbh query) holds it briefly. */
+const LOCK_WAIT_MS = 5_000;
+
+/**
+ * Opens the run's database, waiting up to LOCK_WAIT_MS while another process holds it: `pbh sweep status` reads every
+ * shard for milliseconds, and a Slurm task starting in that moment would otherwise fail its cell. A run that holds it
+ * longer is still refused, naming it.
+ */
+async function openWaiting(dbPath: string): Promise<Awaited<ReturnType<typeof openStore>>> {
+  const until = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      return await openStore(dbPath);
+    } catch (e) {
+      if (!(e instanceof StoreLockedError) || Date.now() >= until) throw e;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }
 
 /** Where a refused Profile may be kept, in order: beside the database, else (that disk full) the temp folder, else home. */
@@ -110,7 +130,7 @@ function armWatchdog(watchdog: Watchdog, dbPath: string, ctx: SweepContext, cell
  */
 export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
   const exp = opts.loaded.experiment;
-  const store = await openStore(opts.dbPath);
+  const store = await openWaiting(opts.dbPath);
   const runId = randomUUID();
   for (const orphan of await removeOrphanScratch(opts.dbPath)) {
     process.stderr.write(
