@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { HARNESS_VERSION } from '../version.js';
 import { UsageError } from './command.js';
+import { isRunning } from '../system/process-alive.js';
 
 /** The file pbh site build leaves in every site it builds: a folder holding it is one pbh may replace. */
 export const SITE_MARKER = '.pbh-site';
@@ -67,16 +68,6 @@ export function checkSiteFolder(out: string, db: string, owned: string): string 
     );
   }
   return folder;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { isRunning } from '../system/process-alive.js';
 
 /** Each run's scratch folder says whose it is, so a later run can tell a killed run's leftovers from a live run's. */
 const OWNER_FILE = 'owner.json';
@@ -18,16 +19,6 @@ export async function claimScratch(runId: string, dbPath: string): Promise<strin
   return folder;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: it exists, as another user's process.
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes the scratch folders of runs whose process is gone (a SIGKILL, a crash, a power cut left them) and returns
  * those that wrote into `dbPath`, to be named: their stored Profiles stay, and the run stays marked not finished.
@@ -39,7 +30,7 @@ export async function removeOrphanScratch(dbPath: string): Promise<{ runId: stri
     if (!SCRATCH.test(name)) continue;
     const folder = path.join(os.tmpdir(), name);
     const owner = OwnerSchema.safeParse(await readFile(path.join(folder, OWNER_FILE), 'utf8').then(JSON.parse, () => null));
-    if (!owner.success || alive(owner.data.pid)) continue;
+    if (!owner.success || isRunning(owner.data.pid)) continue;
     await rm(folder, { recursive: true, force: true }).catch(() => undefined);
     if (owner.data.db === db) orphans.push({ runId: owner.data.run_id, startedAt: owner.data.started_at, folder });
   }
