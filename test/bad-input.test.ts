@@ -139,10 +139,10 @@ describe('bad input becomes clear errors and failed Profiles while the sweep goe
     const db = path.join(dir, 'briefly.duckdb');
     const config = await writeConfig(dir, 'briefly.yaml', { name: 'briefly', dataset: digits(), models: [cnn], ...base, batch_sizes: [8] });
     expect((await pbh(['run', config, '--db', db])).code).toBe(0);
-    // A reader that lets go after 1.5 s, as sweep status lets go of a shard.
+    // A reader that lets go after 3 s (within the run's 5 s wait, longer than its start), as sweep status lets go of a shard.
     const holder = spawn(
       process.execPath,
-      ['--input-type=module', '-e', `import {DuckDBInstance} from '@duckdb/node-api'; const i = await DuckDBInstance.create(${JSON.stringify(db)}, { access_mode: 'READ_ONLY' }); await (await i.connect()).run('SELECT 1'); console.log('held'); setTimeout(() => { i.closeSync(); process.exit(0); }, 1500);`],
+      ['--input-type=module', '-e', `import {DuckDBInstance} from '@duckdb/node-api'; const i = await DuckDBInstance.create(${JSON.stringify(db)}, { access_mode: 'READ_ONLY' }); await (await i.connect()).run('SELECT 1'); console.log('held'); setTimeout(() => { i.closeSync(); process.exit(0); }, 3000);`],
       { cwd: ROOT },
     );
     await new Promise<void>((resolve, reject) => {
