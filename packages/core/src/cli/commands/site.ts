@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import compression from 'compression';
 import serveStatic from 'serve-static';
 import { z } from 'zod';
 import { SITE_BUILD_LOCKED_EXIT } from '../../publish/index.js';
@@ -178,6 +179,15 @@ const SAFE_HEADERS = {
   'Referrer-Policy': 'no-referrer',
 };
 
+type Handler = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
+
+/**
+ * Brotli or gzip, as the browser accepts, for compressible types (HTML, JS, CSS, SVG, JSON, the console's wasm: 34 MB
+ * that brotli sends as about 8). A range answer is sent as it is: its Content-Range counts the file's own bytes.
+ */
+// compression's types name Express's request and response; it reads and writes only what node:http's have.
+const compress = compression({ filter: (req, res) => req.headers.range === undefined && compression.filter(req, res) }) as unknown as Handler;
+
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /**
@@ -252,14 +262,16 @@ async function serve(values: Record<string, unknown>): Promise<number> {
       notFound(req, res);
       return;
     }
-    files(req, res, (error?: unknown) => {
-      if (error === undefined) {
-        notFound(req, res);
-        return;
-      }
-      const status = HttpErrorSchema.safeParse(error).data?.statusCode ?? 500;
-      res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${STATUS_CODES[status] ?? 'error'}\n`);
-    });
+    compress(req, res, () =>
+      files(req, res, (error?: unknown) => {
+        if (error === undefined) {
+          notFound(req, res);
+          return;
+        }
+        const status = HttpErrorSchema.safeParse(error).data?.statusCode ?? 500;
+        res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${STATUS_CODES[status] ?? 'error'}\n`);
+      }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
@@ -298,7 +310,8 @@ build   Builds the static site (Astro, the @pbh/site package) from the database,
         The site is built in a new folder beside --out, which then replaces --out (a failed build leaves the
         old site as it was). --out must be a new or empty folder, or one pbh site build made (it leaves a
         ${SITE_MARKER} file there), and must not contain the database.
-serve   Serves a built site on localhost (GET/HEAD, range requests for the SQL console's reads of data/pbh.duckdb).
+serve   Serves a built site on localhost (GET/HEAD, brotli or gzip where the browser takes it, range requests
+        for the SQL console's reads of data/pbh.duckdb).
 
 Options:
   --db PATH     database file (default ${DEFAULT_DB})
