@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import generation, measure
+from .decoders import Decoder, graph_decoder
 from .clock import REAL, Clock
 from .engine import Call, Engine, Loaded, Model, Start, check_declared
 from .errors import WorkerError
@@ -56,6 +57,8 @@ class Dispatcher:
         self.calls: list[Call] = []
         self.starts: list[Start] = []
         self.max_concurrency = 1
+        self.decoder: Decoder | None = None
+        self.model_path = ""
 
     def handle(self, header: dict[str, Any], tensors: Tensors) -> Reply:
         cmd = header["cmd"]
@@ -126,7 +129,7 @@ class Dispatcher:
             seed=int(header.get("seed") or 0),
         )
         # Samples were bound to the model being replaced.
-        self.loaded, self.calls, self.starts = None, [], []
+        self.loaded, self.calls, self.starts, self.decoder, self.model_path = None, [], [], None, path
         start = self.clock.now()
         loaded = self.engine.load(model)
         compile_ms = (self.clock.now() - start) / 1e6 if loaded.compile_ms is None else loaded.compile_ms
@@ -227,11 +230,17 @@ class Dispatcher:
         layers = self.engine.layers(tensors, iterations)  # type: ignore[attr-defined]
         return {"layers": [{"name": l.name, "op_type": l.op_type, "mean_ns": l.mean_ns, "calls": l.calls, **l.extra} for l in layers]}
 
-    def _cache_shape(self, header: dict[str, Any], cmd: str) -> list[int]:
-        shape = header.get("cache_shape")
-        if not isinstance(shape, list) or len(shape) != 4 or not all(isinstance(d, int) and d > 0 for d in shape):
-            raise WorkerError("bad_request", f'"{cmd}" needs "cache_shape": [layers, heads, capacity, head_dim] of positive ints, got {shape!r}')
-        return shape
+    def _decoder(self, header: dict[str, Any]) -> Decoder:
+        """The engine's own decoder when it declares one, else a decoder over its `bind` chosen by the graph's inputs."""
+        if self.decoder is None:
+            assert self.loaded is not None
+            if self.declaration.capabilities.get("decoder"):
+                self.decoder = self.engine.decoder()  # type: ignore[attr-defined]
+            else:
+                shape = header.get("cache_shape")
+                cache_shape = shape if isinstance(shape, list) and all(isinstance(d, int) for d in shape) else None
+                self.decoder = graph_decoder(self._infer, self.loaded.inputs, cache_shape, f"the model {self.model_path}")
+        return self.decoder
 
     def generate(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> Reply:
         """Greedy generation of every prompt (generation.py): per request its arrival, tokens and each token's time."""
@@ -245,9 +254,8 @@ class Dispatcher:
             raise WorkerError("bad_request", '"generate" arrivals_ns must be int64, one per prompt, non-decreasing')
         ends = np.cumsum(lengths).tolist()
         prompts = [flat[e - n : e].tolist() for e, n in zip(ends, lengths.tolist())]
-        arrival, tokens, token_ns = generation.generate(
-            self._infer, prompts, max_new, None if arrivals is None else arrivals.tolist(), concurrency, self._cache_shape(header, "generate"), self.clock
-        )
+        decoder = self._decoder(header)
+        arrival, tokens, token_ns = generation.generate(decoder, prompts, max_new, None if arrivals is None else arrivals.tolist(), concurrency, self.clock)
         return {"requests": len(prompts)}, {
             "arrival_ns": np.asarray(arrival, dtype="<i8"),
             "tokens": np.asarray(tokens, dtype="<i8").reshape(-1),
@@ -258,5 +266,5 @@ class Dispatcher:
         tokens = tensors.get("tokens")
         if tokens is None or tokens.dtype != np.int64 or tokens.ndim != 1:
             raise WorkerError("bad_request", '"score_text" takes one int64 tensor "tokens"')
-        nll, predicted = generation.score_text(self._infer, tokens.tolist(), int_field(header, "window", 2), self._cache_shape(header, "score_text"))
+        nll, predicted = generation.score_text(self._decoder(header), tokens.tolist(), int_field(header, "window", 2))
         return {"nll_sum": nll, "predicted": predicted}

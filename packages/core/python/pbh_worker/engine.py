@@ -21,6 +21,9 @@ methods a class has; a declared capability whose method is missing is refused wh
                                                           several queries in flight: start(done) returns at once
                                                           and the runtime calls done() when that query completes,
                                                           done(error) when it failed
+    decoder      decoder() -> decoders.Decoder            the runtime's own prefill/decode of a language model
+                                                          (transformers, an LLM runtime); without it the generate
+                                                          workload drives the graph through bind (decoders.py)
 """
 
 from __future__ import annotations
@@ -115,7 +118,7 @@ class Engine:
         raise NotImplementedError
 
     def outputs(self, result: Any) -> dict[str, np.ndarray]:
-        """Named output arrays of one call's result; arrays may be views valid until the next call."""
+        """Named output arrays of one call's result, valid after the next call (a decoder keeps them as a cache)."""
         if isinstance(result, Mapping):
             return dict(result)
         if isinstance(result, (list, tuple)):
@@ -134,6 +137,7 @@ CAPABILITY_METHODS: dict[str, tuple[str, ...]] = {
     "modelOnly": ("model_only",),
     "layers": ("layers",),
     "concurrency": ("max_concurrency", "bind_async"),
+    "decoder": ("decoder",),
 }
 
 

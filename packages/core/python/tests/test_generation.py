@@ -3,7 +3,10 @@
 import numpy as np
 
 from fake import FakeClock
-from pbh_worker import generation
+import pytest
+
+from pbh_worker import TensorSpec, WorkerError, generation
+from pbh_worker.decoders import KvCacheGraph, PbhCacheGraph, graph_decoder
 
 US = 1_000
 CACHE = [1, 1, 8, 2]
@@ -24,7 +27,7 @@ def _lm(clock, step_ns):
 
 def test_tokens_come_greedily_one_call_each():
     clock = FakeClock()
-    arrival, tokens, token_ns = generation.generate(_lm(clock, 10 * US), [[1, 2], [7]], 3, None, 1, CACHE, clock)
+    arrival, tokens, token_ns = generation.generate(PbhCacheGraph(_lm(clock, 10 * US), CACHE), [[1, 2], [7]], 3, None, 1, clock)
     assert tokens == [[3, 4, 5], [8, 9, 10]]
     assert token_ns == [[10 * US, 20 * US, 30 * US], [40 * US, 50 * US, 60 * US]]
     assert arrival == [0, 30 * US]
@@ -32,7 +35,80 @@ def test_tokens_come_greedily_one_call_each():
 
 def test_requests_wait_for_their_arrival_and_share_the_slots():
     clock = FakeClock()
-    arrival, _, token_ns = generation.generate(_lm(clock, 10 * US), [[1], [2]], 2, [0, 100 * US], 2, CACHE, clock)
+    arrival, _, token_ns = generation.generate(PbhCacheGraph(_lm(clock, 10 * US), CACHE), [[1], [2]], 2, [0, 100 * US], 2, clock)
     assert arrival == [0, 100 * US]
     assert token_ns[0] == [10 * US, 20 * US]
     assert token_ns[1] == [110 * US, 120 * US], "the second request starts when it arrives, not before"
+
+
+def _hf_inputs(layers=2, heads=2, dim=4, positions=True):
+    specs = [TensorSpec("input_ids", "int64", [None, None]), TensorSpec("attention_mask", "int64", [None, None])]
+    if positions:
+        specs.append(TensorSpec("position_ids", "int64", [None, None]))
+    specs += [TensorSpec(f"past_key_values.{i}.{kv}", "float32", [None, heads, None, dim]) for i in range(layers) for kv in ("key", "value")]
+    return specs
+
+
+def _hf_lm(seen):
+    """The Optimum layout: the cache grows by the fed tokens; predicts the last token + 1 (mod 16)."""
+
+    def infer(feeds):
+        seen.append({k: v.copy() for k, v in feeds.items()})
+        ids = feeds["input_ids"]
+        out = {}
+        for name, past in feeds.items():
+            if name.startswith("past_key_values."):
+                grown = np.concatenate([past, np.full((1, past.shape[1], ids.shape[1], past.shape[3]), 1.0, np.float32)], axis=2)
+                out[name.replace("past_key_values", "present")] = grown
+        logits = np.zeros((1, ids.shape[1], 16), dtype=np.float32)
+        logits[0, np.arange(ids.shape[1]), (ids[0] + 1) % 16] = 1.0
+        out["logits"] = logits
+        return out
+
+    return infer
+
+
+def test_the_hugging_face_layout_grows_its_cache_and_counts_positions():
+    seen = []
+    decoder = KvCacheGraph(_hf_lm(seen), _hf_inputs(), "test")
+    _, tokens, _ = generation.generate(decoder, [[3, 4, 5]], 3, None, 1, FakeClock())
+    assert tokens == [[6, 7, 8]]
+    assert [f["past_key_values.0.key"].shape[2] for f in seen] == [0, 3, 4], "the cache holds every token fed before"
+    assert [f["attention_mask"].shape[1] for f in seen] == [3, 4, 5], "the mask covers past and new tokens"
+    assert seen[0]["position_ids"].tolist() == [[0, 1, 2]] and seen[2]["position_ids"].tolist() == [[4]]
+
+
+def test_a_decoder_without_position_ids_is_fed_none():
+    seen = []
+    decoder = KvCacheGraph(_hf_lm(seen), _hf_inputs(positions=False), "test")
+    generation.generate(decoder, [[1]], 2, None, 1, FakeClock())
+    assert all("position_ids" not in f for f in seen)
+
+
+def test_interleaved_requests_keep_their_own_caches():
+    seen = []
+    decoder = KvCacheGraph(_hf_lm(seen), _hf_inputs(), "test")
+    _, tokens, _ = generation.generate(decoder, [[1, 2], [9]], 3, [0, 0], 2, FakeClock())
+    assert tokens == [[3, 4, 5], [10, 11, 12]]
+    # Prefills first (2 and 1 tokens, empty caches), then decodes of both on caches of their own lengths.
+    assert [f["past_key_values.1.value"].shape[2] for f in seen] == [0, 0, 2, 1, 3, 2]
+
+
+def test_perplexity_scores_every_position_of_each_window():
+    decoder = KvCacheGraph(_hf_lm([]), _hf_inputs(), "test")
+    # Windows [1, 2, 3] and [4, 5], each from an empty cache: 2 + 1 predictions. The model puts logit 1 on token+1
+    # and 0 elsewhere, so each prediction of a +1 sequence costs ln(15 + e) - 1.
+    nll, predicted = generation.score_text(decoder, [1, 2, 3, 4, 5], 3)
+    assert predicted == 3
+    assert nll == pytest.approx(3 * (np.log(15 + np.e) - 1))
+
+
+def test_a_graph_without_a_cache_is_refused_naming_the_layouts():
+    with pytest.raises(WorkerError, match="past_key_values.N.key/value"):
+        graph_decoder(lambda f: f, [TensorSpec("input_ids", "int64", [1, 8])], None, "model.onnx")
+
+
+def test_a_cache_with_open_heads_is_refused():
+    specs = [TensorSpec("input_ids", "int64", [None, None]), TensorSpec("past_key_values.0.key", "float32", [None, None, None, 4]), TensorSpec("past_key_values.0.value", "float32", [None, None, None, 4])]
+    with pytest.raises(WorkerError, match="kv_heads and head_dim fixed"):
+        graph_decoder(lambda f: f, specs, None, "model.onnx")
