@@ -68,10 +68,11 @@ if (purpose === 'test') {
   run('type-check the site and its tests', tsc, ['-p', path.join('site', 'tsconfig.json'), '--noEmit']);
 }
 // doctor --fix creates .venv from python/requirements.txt when it or a module is missing (--engine pytorch adds
-// python/requirements-pytorch.txt); it exits non-zero
+// python/requirements-pytorch.txt, --engine llm python/requirements-llm.txt); it exits non-zero
 // when an engine is unavailable, which the tests and the demo report in their own words.
-// The tests also run the PyTorch engines, whose torch (with its CUDA libraries, ~5.5 GB) the demo leaves out.
-const extras = purpose === 'test' ? ['--engine', 'pytorch'] : [];
+// The tests also run the PyTorch engines, whose torch (with its CUDA libraries, ~5.5 GB) the demo leaves out, and the
+// LLM side (transformers, Optimum, OpenVINO GenAI, ONNX Runtime GenAI) on the models python/generate_llms.py builds.
+const extras = purpose === 'test' ? ['--engine', 'pytorch', '--engine', 'llm'] : [];
 run('python runtimes (.venv)', 'node', [path.join('packages', 'core', 'dist', 'cli', 'main.js'), 'doctor', '--fix', ...extras], { allowFail: true });
 if (purpose === 'demo') process.stderr.write('demo: the PyTorch engines are left out; add them with: npx pbh doctor --fix --engine pytorch\n');
 

@@ -92,13 +92,32 @@ async function missingModules(python: string, modules: readonly string[]): Promi
 
 /**
  * Engines whose Python runtime is too heavy for the default venv: installed on request (`pbh doctor --fix --engine
- * NAME`) from their own pinned file, with python/requirements.txt as constraints so nothing it pins moves.
+ * NAME`) from their own pinned file, with python/requirements.txt and the files of the extras it `needs` as
+ * constraints so nothing they pin moves. An extra's `needs` are installed before it.
  */
 export const ENGINE_REQUIREMENTS = {
   // torch from PyPI brings its CUDA libraries (about 5.5 GB installed), even on a CPU-only machine.
-  pytorch: { file: join('python', 'requirements-pytorch.txt'), modules: ['torch', 'onnx2torch', 'onnxscript'] },
-} as const satisfies Record<string, { file: string; modules: readonly string[] }>;
+  pytorch: { file: join('python', 'requirements-pytorch.txt'), modules: ['torch', 'onnx2torch', 'onnxscript'], needs: [] },
+  // transformers, tokenizers, Optimum ONNX / optimum-intel exporters, OpenVINO GenAI, ONNX Runtime GenAI: all run on torch.
+  llm: {
+    file: join('python', 'requirements-llm.txt'),
+    modules: ['transformers', 'tokenizers', 'optimum.onnx', 'optimum.intel', 'openvino_genai', 'onnxruntime_genai'],
+    needs: ['pytorch'],
+  },
+} as const satisfies Record<string, { file: string; modules: readonly string[]; needs: readonly string[] }>;
 export type EngineExtra = keyof typeof ENGINE_REQUIREMENTS;
+
+/** `extras` with what each needs, needs first, each once. */
+export function withNeededExtras(extras: readonly EngineExtra[]): EngineExtra[] {
+  const out: EngineExtra[] = [];
+  const add = (extra: EngineExtra): void => {
+    if (out.includes(extra)) return;
+    for (const need of ENGINE_REQUIREMENTS[extra].needs) add(need);
+    out.push(extra);
+  };
+  for (const extra of extras) add(extra);
+  return out;
+}
 
 export interface EnsureVenvOptions {
   /** Create the venv and install requirements when something is missing; otherwise only report. */
@@ -114,7 +133,7 @@ export interface EnsureVenvOptions {
 
 /** venvStatus, and with `fix` the venv created at ROOT/.venv plus `pip install -r python/requirements.txt`. */
 export async function ensureVenv(options: EnsureVenvOptions): Promise<VenvStatus> {
-  const extras = options.extras ?? [];
+  const extras = withNeededExtras(options.extras ?? []);
   const modules = [...(options.modules ?? []), ...extras.flatMap((e) => ENGINE_REQUIREMENTS[e].modules)];
   const before = await venvStatus(modules);
   if (before.ok || !options.fix) return before;
@@ -127,7 +146,10 @@ export async function ensureVenv(options: EnsureVenvOptions): Promise<VenvStatus
   const steps: [string, string[]][] = [];
   if (!existsSync(python)) steps.push(['python3', ['-m', 'venv', join(root, VENV_DIR)]]);
   steps.push([python, ['-m', 'pip', 'install', '-r', join(root, REQUIREMENTS)]]);
-  for (const extra of extras) steps.push([python, ['-m', 'pip', 'install', '-r', join(root, ENGINE_REQUIREMENTS[extra].file), '-c', join(root, REQUIREMENTS)]]);
+  for (const extra of extras) {
+    const constraints = [REQUIREMENTS, ...ENGINE_REQUIREMENTS[extra].needs.map((need) => ENGINE_REQUIREMENTS[need].file)];
+    steps.push([python, ['-m', 'pip', 'install', '-r', join(root, ENGINE_REQUIREMENTS[extra].file), ...constraints.flatMap((c) => ['-c', join(root, c)])]]);
+  }
   for (const [file, args] of steps) {
     log(`$ ${file} ${args.join(' ')}`);
     const result = await execa(file, args, { cwd: root, reject: false, all: true });

@@ -1,7 +1,7 @@
 import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { ENGINE_REQUIREMENTS, ensureVenv, type EngineExtra } from '../../worker/venv.js';
+import { ENGINE_REQUIREMENTS, ensureVenv, withNeededExtras, type EngineExtra } from '../../worker/venv.js';
 import { DEFAULT_DB, EXIT, UsageError, type Command } from '../command.js';
 import { probeEngines } from './engines.js';
 
@@ -53,7 +53,7 @@ function engineExtras(value: string | boolean | string[] | undefined): EngineExt
 export const doctorCommand: Command = {
   name: 'doctor',
   summary: 'check Node, DuckDB, the Python venv and every engine; --fix creates the venv',
-  usage: 'pbh doctor [--fix] [--engine pytorch]',
+  usage: 'pbh doctor [--fix] [--engine pytorch] [--engine llm]',
   help: `
 Checks what PBH needs and prints, for every problem, the one command that fixes it.
 The native runtimes (OpenVINO, TVM) live in a project-managed Python venv (.venv) created from python/requirements.txt.
@@ -61,10 +61,12 @@ The native runtimes (OpenVINO, TVM) live in a project-managed Python venv (.venv
 Options:
   --fix           create .venv and install python/requirements.txt when something is missing
   --engine NAME   also check (with --fix: install) an engine's own Python packages, kept out of the default venv
-                  for their size: pytorch (python/requirements-pytorch.txt: torch with its CUDA libraries, ~5.5 GB)`,
+                  for their size (repeatable): pytorch (python/requirements-pytorch.txt: torch with its CUDA libraries,
+                  ~5.5 GB); llm (python/requirements-llm.txt: transformers, tokenizers, Optimum ONNX, optimum-intel,
+                  OpenVINO GenAI, ONNX Runtime GenAI, ~220 MB; brings pytorch with it)`,
   options: { fix: { type: 'boolean' }, engine: { type: 'string', multiple: true } },
   async run({ values }) {
-    const extras = engineExtras(values.engine);
+    const extras = withNeededExtras(engineExtras(values.engine));
     const venv = await ensureVenv({ fix: values.fix === true, modules: PYTHON_MODULES, extras });
     const checks: Check[] = [
       nodeCheck(),
