@@ -41,7 +41,7 @@ describe('a PyTorch-born model on one leaderboard with the ONNX engines', () => 
         'timeout_s: 300',
       ].join('\n'),
     );
-    const env = { ...process.env, PBH_TORCH_ONNX_CACHE: path.join(dir, 'cache') };
+    const env = { ...process.env, PBH_CONVERT_CACHE: path.join(dir, 'cache') };
     const run = await execa('node', [PBH_BIN, 'run', config, '--db', db], { cwd: dir, env, reject: false, all: true });
     expect(run.exitCode, run.all).toBe(0);
     const q = await execa('node', [PBH_BIN, 'query', "SELECT engine_name, status, profile_json FROM profiles ORDER BY engine_name", '--db', db, '--format', 'json'], { cwd: ROOT });

@@ -68,7 +68,7 @@ export const ModelFactsSchema = z.object({
     })
     .nullable()
     .optional(),
-  /** A PyTorch-born model (.pt, .pt2): the file the config named and the ONNX export the figures above describe. */
+  /** A model born in another framework (.pt, .pt2, …): the file the config named and the ONNX export the figures above describe. */
   source: ModelSourceSchema.optional(),
 });
 export type ModelFacts = z.infer<typeof ModelFactsSchema>;

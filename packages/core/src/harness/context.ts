@@ -8,7 +8,7 @@ import type { LoadedExperiment } from '../config/load.js';
 import type { Registry } from '../plugins/registry.js';
 import { stat } from 'node:fs/promises';
 import { ModelFileError, modelFacts } from './model-facts.js';
-import { exportTorchModel, isTorchModel } from '../model/torch-export.js';
+import { convertModel, converterFor, type Converter } from '../model/convert.js';
 import type { ReferenceOutputs } from './reference.js';
 
 export type CellProgress = { kind: 'phase'; phase: string } | { kind: 'session'; index: number; of: number };
@@ -40,10 +40,10 @@ export function probeOnce(ctx: SweepContext, engine: Engine, process: EngineProc
   return p;
 }
 
-/** PyTorch-born model files (.pt, .pt2) against their ONNX exports, filled by modelFactsOnce before a plan reads modelPath. */
+/** Models born in other frameworks (.pt, .pt2, …) against their ONNX exports, filled by modelFactsOnce before a plan reads modelPath. */
 const exported = new Map<string, string>();
 
-/** The model file engines are given: the config's, or for a .pt/.pt2 its ONNX export (whose metadata names the source). */
+/** The model file engines are given: the config's, or for a converted format its ONNX export (whose metadata names the source). */
 export function modelPath(ctx: SweepContext, model: ModelConfig): string {
   const file = path.resolve(ctx.loaded.dir, model.path);
   return exported.get(file) ?? file;
@@ -54,22 +54,23 @@ export function modelFactsOnce(ctx: SweepContext, model: ModelConfig): Promise<M
   const key = `${file}\0${model.name}`;
   let p = ctx.models.get(key);
   if (!p) {
-    p = isTorchModel(file) ? torchModelFacts(model, file) : modelFacts(model, file);
+    const converter = converterFor(file);
+    p = converter ? convertedModelFacts(model, file, converter) : modelFacts(model, file);
     ctx.models.set(key, p);
   }
   return p;
 }
 
-/** A .pt/.pt2 is exported to ONNX once (cached on disk), analysed as that export, and its source recorded. */
-async function torchModelFacts(model: ModelConfig, file: string): Promise<ModelFacts> {
-  if (!(await stat(file).catch(() => undefined))?.isFile()) {
-    throw new ModelFileError(`model "${model.name}": file ${file} does not exist. Fix models[].path (relative to the config file).`);
+/** A converted format is exported to ONNX once (cached on disk), analysed as that export, and its source recorded. */
+async function convertedModelFacts(model: ModelConfig, file: string, converter: Converter): Promise<ModelFacts> {
+  if (!(await stat(file).catch(() => undefined))) {
+    throw new ModelFileError(`model "${model.name}": ${file} does not exist. Fix models[].path (relative to the config file).`);
   }
-  const done = await exportTorchModel(file).catch((e: unknown) => {
+  const done = await convertModel(file, converter).catch((e: unknown) => {
     throw new ModelFileError(`model "${model.name}": ${(e as Error).message}`);
   });
   exported.set(file, done.onnx_path);
-  const facts = await modelFacts({ ...model, framework: model.framework ?? 'pytorch' }, done.onnx_path);
+  const facts = await modelFacts({ ...model, framework: model.framework ?? converter.framework }, done.onnx_path);
   const { onnx_path: onnxPath, input_names: _inputs, output_names: _outputs, ...record } = done;
   return { ...facts, source: { path: file, onnx_path: onnxPath, ...record } };
 }
