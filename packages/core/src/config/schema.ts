@@ -96,13 +96,27 @@ export const DatasetSchema = z.discriminatedUnion('kind', [
     feature_columns: z.array(z.string()).optional().describe('defaults to every column but the label'),
     limit: Positive.optional(),
   }),
-  z.strictObject({
-    kind: z.literal('text'),
-    name: z.string().optional(),
-    prompts: z.string().describe('JSONL, one {"prompt": "..."} per line: the requests of a generate workload (UTF-8 bytes are the tokens)'),
-    held_out: z.string().optional().describe('UTF-8 text the perplexity scorer reads (never trained on)'),
-    limit: Positive.optional().describe('first N prompts'),
-  }),
+  z
+    .strictObject({
+      kind: z.literal('text'),
+      name: z.string().optional(),
+      prompts: z
+        .string()
+        .optional()
+        .describe("the requests of a generate workload: JSONL of {\"prompt\": \"...\"} lines (vLLM's custom dataset) or ShareGPT conversations (a JSON array or JSONL; the first human turn is the prompt); each model's tokenizer makes the ids"),
+      random: z
+        .strictObject({
+          input_len: Positive.describe('prompt tokens (vLLM --random-input-len)'),
+          range_ratio: z.number().min(0).max(1).default(0).describe('prompt lengths uniform in input_len × [1 − r, 1 + r] (vLLM --random-range-ratio)'),
+          num_prompts: Positive.default(16),
+          seed: NonNegative.default(0),
+        })
+        .optional()
+        .describe("seeded synthetic prompts (vLLM's random dataset): ids uniform over the model's vocabulary without special tokens; output length is generate.max_new_tokens"),
+      held_out: z.string().optional().describe('UTF-8 text the perplexity scorer reads (never trained on)'),
+      limit: Positive.optional().describe('first N prompts'),
+    })
+    .refine((d) => (d.prompts === undefined) !== (d.random === undefined), { message: 'a text dataset takes prompts (a file) or random ({input_len, num_prompts}), exactly one', path: ['prompts'] }),
 ]);
 export type DatasetConfig = z.infer<typeof DatasetSchema>;
 

@@ -134,7 +134,7 @@ export interface Probes {
 export interface Generator {
   generate(schedule: GenerationSchedule): Promise<GenerationTrace[]>;
   /** Next-token negative log-likelihood of `tokens` in non-overlapping windows of `window` tokens. */
-  scoreText(tokens: number[], window: number, cacheShape: number[]): Promise<TextScore>;
+  scoreText(tokens: number[], window: number, cacheShape: number[] | null): Promise<TextScore>;
 }
 
 /** What the prepared model can do beyond what every one must, declared by the engine. */

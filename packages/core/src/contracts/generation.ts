@@ -29,8 +29,8 @@ export interface GenerationSchedule {
   arrivalsNs: number[] | null;
   /** Requests in flight at most; their prefill and decode steps interleave, prefills first. */
   concurrency: number;
-  /** Shape of one request's cache ([layers, heads, capacity, head_dim]), from the model. */
-  cacheShape: number[];
+  /** PBH's cache graph: one request's cache [layers, heads, capacity, head_dim]; null for a Hugging Face decoder, whose cache grows. */
+  cacheShape: number[] | null;
 }
 
 /** Per request, on the clock of the process that ran the loop, ns after the schedule's start. */
@@ -47,6 +47,17 @@ export interface TextScore {
   nllSum: number;
   predicted: number;
 }
+
+/** The tokenizer a generate cell's ids came from, as the Profile records it. */
+export const TokenizerFactsSchema = z.object({
+  /** "tokenizer.json": the model's own, read by Hugging Face tokenizers; "bytes": UTF-8 bytes (PBH's byte LM). */
+  kind: z.enum(['tokenizer.json', 'bytes']),
+  path: z.string().nullable(),
+  sha256: z.string().nullable(),
+  library: z.string().nullable(),
+  vocab_size: z.number().int(),
+});
+export type TokenizerFacts = z.infer<typeof TokenizerFactsSchema>;
 
 const Quantiles = StatsSchema;
 
@@ -82,12 +93,22 @@ export const GenerationResultSchema = z.object({
   slo: z.object({ ttft_ms: z.number().nullable(), itl_ms: z.number().nullable() }).nullable(),
   goodput_rps: z.number().nullable(),
   good_requests: z.number().int().nullable(),
-  /** Bytes of one request's key-value cache (both tensors, fp32) and of all in flight at the cap. */
+  /** Bytes of one request's key-value cache (PBH's graph: its whole capacity; a Hugging Face decoder: at the longest request's end) and of all in flight at the cap. */
   kv_cache_bytes: z.number().int(),
   kv_cache_bytes_in_flight: z.number().int(),
   /** Perplexity on the held-out text, scored by this engine in windows of the cache's capacity. */
   perplexity: z
-    .object({ nll_nats: z.number(), perplexity: z.number(), tokens: z.number().int(), window: z.number().int(), uniform_nll_nats: z.number() })
+    .object({
+      nll_nats: z.number(),
+      perplexity: z.number(),
+      tokens: z.number().int(),
+      window: z.number().int(),
+      /** A uniform guess over the tokenizer's vocabulary, for scale. */
+      uniform_nll_nats: z.number(),
+      /** Total surprise in bits over the UTF-8 bytes of the predicted text: comparable across tokenizers. */
+      bits_per_byte: z.number().nullable().default(null),
+      bytes: z.number().int().nullable().default(null),
+    })
     .nullable(),
   /** The correctness gate: greedy continuations against the reference engine's, token for token. */
   gate: z
@@ -98,6 +119,12 @@ export const GenerationResultSchema = z.object({
       first_divergence: z.object({ request: z.number().int(), position: z.number().int(), expected: z.number().int(), got: z.number().int() }).nullable(),
     })
     .nullable(),
+  /** The tokenizer the ids came from (the model's tokenizer.json, or UTF-8 bytes for PBH's byte LM). */
+  tokenizer: TokenizerFactsSchema.nullable().default(null),
+  /** The prompts' form: a JSONL file of {"prompt"}, ShareGPT conversations, or seeded random ids. */
+  prompt_source: z.enum(['jsonl', 'sharegpt', 'random']).nullable().default(null),
+  /** The model's cache: PBH's fixed-capacity graph, or the Hugging Face decoder layout (growing, per layer). */
+  model_layout: z.enum(['pbh_cache', 'hf_decoder']).nullable().default(null),
   /** Session 0's requests, raw. */
   per_request: z.array(GenerationRequestSchema),
 });

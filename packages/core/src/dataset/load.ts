@@ -29,8 +29,9 @@ export async function loadDataset(cfg: DatasetConfig, baseDir: string): Promise<
       });
     case 'text':
       return loadTextDataset({
-        name: cfg.name ?? path.basename(cfg.prompts, '.jsonl'),
-        prompts: at(cfg.prompts),
+        name: cfg.name ?? (cfg.prompts ? path.basename(cfg.prompts).replace(/\.(jsonl|json)$/, '') : `random-${cfg.random!.input_len}`),
+        prompts: cfg.prompts ? at(cfg.prompts) : undefined,
+        random: cfg.random ? { count: cfg.random.num_prompts, inputLen: cfg.random.input_len, rangeRatio: cfg.random.range_ratio, seed: cfg.random.seed } : undefined,
         heldOut: cfg.held_out ? at(cfg.held_out) : undefined,
         limit: cfg.limit,
       });

@@ -38,5 +38,12 @@ export function generationRow(profile: Profile): Row | null {
     perplexity: g.perplexity?.perplexity ?? null,
     nll_nats: g.perplexity?.nll_nats ?? null,
     gate_passed: g.gate?.passed ?? null,
+    tpot_p90_ms: ms(g.tpot.p90),
+    e2e_p90_ms: ms(g.e2e.p90),
+    bits_per_byte: g.perplexity?.bits_per_byte ?? null,
+    tokenizer: g.tokenizer ? (g.tokenizer.path ?? g.tokenizer.kind) : null,
+    tokenizer_sha256: g.tokenizer?.sha256 ?? null,
+    prompt_source: g.prompt_source,
+    model_layout: g.model_layout,
   };
 }

@@ -29,6 +29,9 @@ export const GENERATION_TABLE = `CREATE TABLE generation (
   gate_passed BOOLEAN
 )`;
 
+/** Schema v6: what real LLMs add (a tokenizer of their own, bits per byte across tokenizers, p90s). */
+export const GENERATION_V6_COLUMNS = ['tpot_p90_ms DOUBLE', 'e2e_p90_ms DOUBLE', 'bits_per_byte DOUBLE', 'tokenizer VARCHAR', 'tokenizer_sha256 VARCHAR', 'prompt_source VARCHAR', 'model_layout VARCHAR'];
+
 const GENERATIVE_COLUMNS = `  g.ttft_p50_ms,
   g.ttft_p99_ms,
   g.itl_p50_ms,

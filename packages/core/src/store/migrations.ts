@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { StoreSchemaError, messageOf } from './errors.js';
-import { GENERATION_TABLE, generativeLeaderboard } from './generation-schema.js';
+import { GENERATION_TABLE, GENERATION_V6_COLUMNS, generativeLeaderboard } from './generation-schema.js';
 import { ENERGY_BACKFILL, ENERGY_COLUMNS, energyLeaderboard } from './energy-schema.js';
 
 /**
@@ -476,6 +476,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     description: 'profiles: energy_j_per_sample, energy_mean_w, energy_method, energy_reason; leaderboard adds energy_j_per_sample and energy_method',
     statements: ['DROP VIEW leaderboard', ...ENERGY_COLUMNS.map((c) => `ALTER TABLE profiles ADD COLUMN ${c}`), ENERGY_BACKFILL, energyLeaderboard(generativeLeaderboard(V3_LEADERBOARD))],
+  },
+  {
+    version: 6,
+    description: 'generation: tpot and e2e p90, bits per byte, the tokenizer, the prompts\' source and the model\'s cache layout',
+    statements: GENERATION_V6_COLUMNS.map((c) => `ALTER TABLE generation ADD COLUMN ${c}`),
   },
 ];
 

@@ -25,6 +25,7 @@ export const CapabilitiesSchema = z.strictObject({
   modelOnly: z.boolean().default(false).describe("model_only(batch, iterations): the runtime's own timing loop, no IPC"),
   layers: z.boolean().default(false).describe("layers(batch, iterations): per-layer timings from the runtime's profiler"),
   concurrency: z.boolean().default(false).describe('max_concurrency() and bind_async(batch): several queries in flight in a schedule'),
+  decoder: z.boolean().default(false).describe("decoder(): the runtime's own prefill and decode of a language model (the generate workload); without it, generation drives the graph through bind"),
 });
 
 const JsonSchemaObject = z
@@ -38,7 +39,7 @@ export const EngineDeclarationSchema = z.strictObject({
   module: z.string().min(1).describe('Python module the runtime needs; the probe imports it'),
   devices: z.array(z.string().min(1)).min(1),
   precisions: z.array(PrecisionSchema).min(1).describe('Precisions a config may ask for; the engine reads back what executed'),
-  capabilities: CapabilitiesSchema.default({ modelOnly: false, layers: false, concurrency: false }),
+  capabilities: CapabilitiesSchema.default({ modelOnly: false, layers: false, concurrency: false, decoder: false }),
   options: JsonSchemaObject.default({ type: 'object', properties: {} }),
   binding: z.string().min(1).optional().describe('Names the binding in Profiles (default: "<module> (Python) in a pbh worker")'),
   fix: z.string().min(1).optional().describe('What to run when the module is missing (default: npx pbh doctor --fix)'),

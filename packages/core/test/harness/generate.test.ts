@@ -4,10 +4,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TensorMap } from '../../src/contracts/tensor.js';
 import { ExperimentSchema } from '../../src/config/schema.js';
-import { loadTextDataset } from '../../src/dataset/text-dataset.js';
+import { loadTextDataset, parsePrompts } from '../../src/dataset/text-dataset.js';
 import { generationFigures, requestFigures } from '../../src/harness/generate/figures.js';
 import { firstDivergence } from '../../src/harness/generate/gate.js';
 import { runGenerationLoop, scoreTextWith, type LmStep } from '../../src/harness/generate/lm-loop.js';
+import { byteTokens } from '../../src/harness/generate/tokens.js';
 
 const CACHE = [1, 1, 8, 1];
 const VOCAB = 256;
@@ -151,10 +152,34 @@ describe('text datasets', () => {
     const good = path.join(dir, 'p.jsonl');
     await writeFile(good, '{"prompt": "ab"}\n\n{"prompt": "é"}\n');
     const d = await loadTextDataset({ name: 'p', prompts: good });
-    expect(d.prompts).toEqual([[97, 98], [0xc3, 0xa9]]);
+    expect(d.texts).toEqual(['ab', 'é']);
+    expect(byteTokens(d, 8).prompts).toEqual([[97, 98], [0xc3, 0xa9]]);
     expect(() => d.read(0, 1)).toThrow(/feeds the generate workload only/);
     const bad = path.join(dir, 'bad.jsonl');
     await writeFile(bad, '{"prompt": "ab"}\n{"text": "x"}\n');
     await expect(loadTextDataset({ name: 'b', prompts: bad })).rejects.toThrow(/bad\.jsonl line 2: .*each line must be \{"prompt": "\.\.\."\}/);
+  });
+
+  it('takes ShareGPT conversations (the first human turn), as a JSON array or JSONL', async () => {
+    const conv = (human: string) => ({ id: 'x', conversations: [{ from: 'human', value: human }, { from: 'gpt', value: 'answer' }] });
+    expect(parsePrompts('a.json', JSON.stringify([conv('first'), { conversations: [{ from: 'gpt', value: 'no human turn' }] }, conv('second')]))).toEqual({ texts: ['first', 'second'], form: 'sharegpt' });
+    expect(parsePrompts('a.jsonl', `${JSON.stringify(conv('one'))}\n${JSON.stringify(conv('two'))}\n`, 1)).toEqual({ texts: ['one'], form: 'sharegpt' });
+    expect(() => parsePrompts('b.json', '[{"conversation": []}]')).toThrow(/b\.json entry 0: not a ShareGPT conversation/);
+  });
+
+  it('draws seeded random prompts within the length range, and counts the bytes perplexity predicts', async () => {
+    const random = { count: 20, inputLen: 10, rangeRatio: 0.5, seed: 3 };
+    const d = await loadTextDataset({ name: 'r', random });
+    const a = byteTokens(d, 4).prompts;
+    expect(a).toHaveLength(20);
+    expect(a.every((p) => p.length >= 5 && p.length <= 15 && p.every((t) => t >= 0 && t < 256))).toBe(true);
+    expect(new Set(a.map((p) => p.length)).size).toBeGreaterThan(1);
+    expect(byteTokens(d, 4).prompts).toEqual(a);
+    expect(byteTokens(await loadTextDataset({ name: 'r', random: { ...random, seed: 4 } }), 4).prompts).not.toEqual(a);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'pbh-text-'));
+    await writeFile(path.join(dir, 'held.txt'), 'abcdefghij');
+    const held = byteTokens(await loadTextDataset({ name: 'h', random, heldOut: path.join(dir, 'held.txt') }), 4);
+    // Windows abcd, efgh, ij: each predicts all but its first byte.
+    expect(held.heldOutBytesPredicted).toBe(3 + 3 + 1);
   });
 });

@@ -55,7 +55,7 @@ function referenceContinuations(ctx: SweepContext, plan: GeneratePlan, schedule:
       if (!availability.available) throw new Error(`reference engine ${engine.name} is unavailable (${availability.reason}); set reference_engine to an available engine. Fix: ${availability.fix}`);
       const prepared = await prepareOn(plan, engine, engine.optionsSchema.parse({}), exp.seed, deadline, 'cpu', process);
       try {
-        return (await generatorOf(prepared, plan.cacheShape, deadline.signal).generate(schedule)).map((t) => t.tokens);
+        return (await generatorOf(prepared, plan.lm.cacheShape, deadline.signal).generate(schedule)).map((t) => t.tokens);
       } finally {
         await prepared.dispose();
       }
@@ -78,9 +78,9 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   const model = await prepareOn(plan, plan.engine, plan.options, exp.seed, deadline, cell.engine.device, plan.process);
   hold(model);
   recordEngine(profile, plan, model);
-  const gen = generatorOf(model, plan.cacheShape, deadline.signal);
-  const { prompts } = plan.dataset;
-  const base = { maxNewTokens: plan.cfg.max_new_tokens, cacheShape: plan.cacheShape };
+  const gen = generatorOf(model, plan.lm.cacheShape, deadline.signal);
+  const { prompts } = plan.tokens;
+  const base = { maxNewTokens: plan.cfg.max_new_tokens, cacheShape: plan.lm.cacheShape };
   let gate: NonNullable<Profile['generation']>['gate'] = null;
   if (plan.cfg.gate_prompts > 0 && cell.engine.name !== exp.reference_engine) {
     ctx.onProgress?.({ kind: 'phase', phase: 'verify (token for token)' });
@@ -113,19 +113,32 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
     sessions.push({ traces, metrics: Object.fromEntries(tracked.metrics.map((v) => [v.name, v.value])) });
   }
   let perplexity: NonNullable<Profile['generation']>['perplexity'] = null;
-  const held = plan.dataset.heldOut;
+  const held = plan.tokens.heldOut;
   if (plan.cfg.perplexity && held && held.length > 1) {
     ctx.onProgress?.({ kind: 'phase', phase: 'score (perplexity)' });
-    const window = plan.cacheShape[2]!;
+    const { window } = plan;
     const scored = await deadline.run(gen.scoreText(held, window));
     const nll = scored.nllSum / scored.predicted;
-    perplexity = { nll_nats: nll, perplexity: Math.exp(nll), tokens: scored.predicted, window, uniform_nll_nats: Math.log(256) };
+    // Bits per byte compare across tokenizers: the same text's total surprise over its UTF-8 bytes.
+    const bytes = plan.tokens.heldOutBytesPredicted;
+    const bitsPerByte = bytes ? scored.nllSum / Math.LN2 / bytes : null;
+    perplexity = { nll_nats: nll, perplexity: Math.exp(nll), tokens: scored.predicted, window, uniform_nll_nats: Math.log(plan.tokens.tokenizer.vocab_size), bits_per_byte: bitsPerByte, bytes: bytes ?? null };
     profile.scores.push({ metric: 'perplexity', value: Math.exp(nll), samples: scored.predicted, higher_is_better: false });
     profile.scores.push({ metric: 'nll_nats', value: nll, samples: scored.predicted, higher_is_better: false });
   }
   const figures = generationFigures(sessions, prompts, plan.cfg, plan.scenario, plan.concurrency, plan.requestRate);
-  const kvBytes = 2 * plan.cacheShape.reduce((a, d) => a * d, 1) * 4;
-  profile.generation = { ...figures.result, kv_cache_bytes: kvBytes, kv_cache_bytes_in_flight: kvBytes * plan.concurrency, perplexity, gate };
+  // PBH's cache graph holds its whole capacity (fp32); a Hugging Face cache grows to the longest request's tokens.
+  const kvBytes = plan.lm.layout === 'pbh_cache' ? 2 * plan.lm.cacheShape.reduce((a, d) => a * d, 1) * 4 : plan.lm.kvBytesPerToken * (Math.max(...prompts.map((p) => p.length)) + plan.cfg.max_new_tokens);
+  profile.generation = {
+    ...figures.result,
+    kv_cache_bytes: kvBytes,
+    kv_cache_bytes_in_flight: kvBytes * plan.concurrency,
+    perplexity,
+    gate,
+    tokenizer: plan.tokens.tokenizer,
+    prompt_source: plan.dataset.form,
+    model_layout: plan.lm.layout,
+  };
   // Ranked like any Profile: throughput is output tokens/s, the headline latency a request's end to end.
   profile.sessions = figures.sessions;
   profile.throughput = summarize(figures.throughputs);

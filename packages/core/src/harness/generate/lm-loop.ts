@@ -54,7 +54,7 @@ async function waitUntil(startNs: bigint, dueNs: number): Promise<void> {
  * pbh_worker/generation.py is the same loop for runtimes in a worker; a test holds the two to the same traces.
  * An aborted `signal` (the cell's deadline) stops it between steps, so an abandoned loop does not run on.
  */
-export async function runGenerationLoop(step: LmStep, schedule: GenerationSchedule, signal?: AbortSignal): Promise<GenerationTrace[]> {
+export async function runGenerationLoop(step: LmStep, schedule: GenerationSchedule & { cacheShape: number[] }, signal?: AbortSignal): Promise<GenerationTrace[]> {
   const { prompts, maxNewTokens, arrivalsNs, concurrency, cacheShape } = schedule;
   const cacheSize = cacheShape.reduce((a, d) => a * d, 1);
   const traces: GenerationTrace[] = prompts.map(() => ({ arrivalNs: 0, tokens: [], tokenNs: [] }));

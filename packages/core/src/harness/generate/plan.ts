@@ -1,8 +1,6 @@
 import path from 'node:path';
-import { LM_IO } from '../../contracts/generation.js';
 import type { Engine, EngineProcess } from '../../contracts/engine.js';
 import type { ModelFacts, Profile } from '../../contracts/profile.js';
-import type { TensorSpec } from '../../contracts/tensor.js';
 import type { Cell } from '../../config/keys.js';
 import type { GenerateConfig } from '../../config/schema.js';
 import { isTextDataset, type TextDataset } from '../../dataset/text-dataset.js';
@@ -11,6 +9,24 @@ import type { Deadline } from '../deadline.js';
 import { CellConfigError } from '../errors.js';
 import { planEngine, resolvePrecision, type CellPlan } from '../plan.js';
 import { scenarioSettings } from '../scenarios/settings.js';
+import { lmModelOf, type LmModel } from './lm-model.js';
+import { byteTokens, modelTokens, tokenizerFileOf, type Tokenized } from './tokens.js';
+
+/** Tokenized prompts per tokenizer, dataset and window, once per sweep (every engine of a model is fed the same ids). */
+const tokenCache = new WeakMap<SweepContext, Map<string, Promise<Tokenized>>>();
+
+function tokensOnce(ctx: SweepContext, tokenizer: string | null, dataset: TextDataset, window: number): Promise<Tokenized> {
+  const cache = tokenCache.get(ctx) ?? new Map<string, Promise<Tokenized>>();
+  tokenCache.set(ctx, cache);
+  const key = `${tokenizer ?? 'bytes'}\0${dataset.manifestSha256}\0${window}`;
+  let hit = cache.get(key);
+  if (!hit) {
+    hit = tokenizer === null ? Promise.resolve(byteTokens(dataset, window)) : modelTokens(tokenizer, dataset, window);
+    hit.catch(() => cache.delete(key));
+    cache.set(key, hit);
+  }
+  return hit;
+}
 
 export interface GeneratePlan {
   cell: Cell;
@@ -21,36 +37,18 @@ export interface GeneratePlan {
   workDir: string;
   dataset: TextDataset;
   cfg: GenerateConfig;
-  /** [layers, heads, capacity, head_dim] of one request's cache. */
-  cacheShape: number[];
+  /** The model's cache: PBH's fixed-capacity graph, or the Hugging Face decoder layout. */
+  lm: LmModel;
+  /** The ids every engine of this model is fed, from the model's own tokenizer (bytes for PBH's byte LM). */
+  tokens: Tokenized;
+  /** Tokens per perplexity window, each scored from an empty cache. */
+  window: number;
   scenario: 'single_stream' | 'server';
   /** Server: Poisson requests/s. */
   requestRate: number | null;
   concurrency: number;
   precision: CellPlan['precision'];
   process: EngineProcess;
-}
-
-function spec(specs: TensorSpec[], name: string, where: string, model: string): TensorSpec {
-  const s = specs.find((t) => t.name === name);
-  if (!s) {
-    throw new CellConfigError(
-      `model "${model}" has no ${where} "${name}" (its ${where}s are ${specs.map((t) => t.name).join(', ')}): the generate workload needs the key-value cache graph of contracts/generation.ts (input_ids, past_length, past_key, past_value -> logits, present_key, present_value), as python/generate_lm.py exports.`,
-    );
-  }
-  return s;
-}
-
-/** The cache's shape from past_key: fixed numbers, the same as past_value's and the presents'. */
-function cacheShapeOf(facts: ModelFacts, model: string): number[] {
-  const key = spec(facts.inputs, LM_IO.pastKey, 'input', model);
-  for (const [name, list, where] of [[LM_IO.inputIds, facts.inputs, 'input'], [LM_IO.pastLength, facts.inputs, 'input'], [LM_IO.pastValue, facts.inputs, 'input'], [LM_IO.logits, facts.outputs, 'output'], [LM_IO.presentKey, facts.outputs, 'output'], [LM_IO.presentValue, facts.outputs, 'output']] as const) {
-    spec(list, name, where, model);
-  }
-  if (key.shape.length !== 4 || !key.shape.every((d): d is number => typeof d === 'number')) {
-    throw new CellConfigError(`model "${model}" input past_key has shape [${key.shape.join(', ')}]; the generate workload needs a fixed-capacity cache [layers, heads, capacity, head_dim].`);
-  }
-  return key.shape;
 }
 
 /** The plan phase of a generate cell: engine, model contract, dataset, prompts that fit the cache, scenario. */
@@ -63,17 +61,25 @@ export async function planGenerate(ctx: SweepContext, cell: Cell, profile: Profi
   const { engine, options, process } = await planEngine(ctx, cell, profile, deadline);
   const facts = await deadline.run(modelFactsOnce(ctx, cell.model));
   profile.model = facts;
-  const cacheShape = cacheShapeOf(facts, cell.model.name);
+  const files = [path.resolve(ctx.loaded.dir, cell.model.path), modelPath(ctx, cell.model)];
+  const lm = lmModelOf(facts, files, cell.model.name);
   if (ctx.dataset instanceof Error) throw ctx.dataset;
   if (!isTextDataset(ctx.dataset)) {
     throw new CellConfigError(`dataset kind ${exp.dataset.kind}: the generate workload reads prompts; use dataset: {kind: text, prompts: FILE.jsonl, held_out: FILE.txt}.`);
   }
   const dataset = ctx.dataset;
-  const capacity = cacheShape[2]!;
-  dataset.prompts.forEach((p, i) => {
-    if (p.length + cfg.max_new_tokens > capacity) {
+  const tokenizer = tokenizerFileOf(files);
+  if (tokenizer === null && lm.layout === 'hf_decoder') {
+    throw new CellConfigError(`model "${cell.model.name}" has no tokenizer.json in its folder or beside its file (${files[0]}): PBH feeds every engine ids from the model's own tokenizer. Put the tokenizer files (tokenizer.json, tokenizer_config.json) there, as save_pretrained and optimum-cli export write them.`);
+  }
+  const window = lm.layout === 'pbh_cache' ? lm.capacity : Math.min(lm.capacity ?? 512, 512);
+  const tokens = await deadline.run(tokensOnce(ctx, tokenizer, dataset, window));
+  const capacity = lm.capacity;
+  tokens.prompts.forEach((p, i) => {
+    if (p.length === 0) throw new CellConfigError(`prompt ${i} of ${dataset.name} is empty after tokenizing with ${tokenizer ?? 'bytes'}; remove it or give it text.`);
+    if (capacity !== null && p.length + cfg.max_new_tokens > capacity) {
       throw new CellConfigError(
-        `prompt ${i} of ${dataset.name} has ${p.length} tokens; with generate.max_new_tokens ${cfg.max_new_tokens} it needs ${p.length + cfg.max_new_tokens} cache slots, but model "${cell.model.name}" holds ${capacity}. Lower max_new_tokens or shorten the prompt.`,
+        `prompt ${i} of ${dataset.name} has ${p.length} tokens; with generate.max_new_tokens ${cfg.max_new_tokens} it needs ${p.length + cfg.max_new_tokens} positions, but model "${cell.model.name}" holds ${capacity}. Lower max_new_tokens or shorten the prompt.`,
       );
     }
   });
@@ -93,7 +99,9 @@ export async function planGenerate(ctx: SweepContext, cell: Cell, profile: Profi
     workDir: path.join(ctx.workRoot, cell.key),
     dataset,
     cfg,
-    cacheShape,
+    lm,
+    tokens,
+    window,
     scenario: settings.kind,
     requestRate: settings.kind === 'server' ? settings.targetQps : null,
     concurrency: settings.kind === 'server' ? cfg.max_concurrency : 1,

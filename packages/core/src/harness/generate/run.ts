@@ -1,5 +1,6 @@
 import type { PreparedModel } from '../../contracts/engine.js';
 import type { GenerationSchedule, GenerationTrace, TextScore } from '../../contracts/generation.js';
+import { CellConfigError } from '../errors.js';
 import { runGenerationLoop, scoreTextWith, type LmStep } from './lm-loop.js';
 
 /**
@@ -12,13 +13,16 @@ export interface GenerationRunner {
   scoreText(tokens: number[], window: number): Promise<TextScore>;
 }
 
-export function generatorOf(model: PreparedModel, cacheShape: number[], signal?: AbortSignal): GenerationRunner {
+export function generatorOf(model: PreparedModel, cacheShape: number[] | null, signal?: AbortSignal): GenerationRunner {
   const own = model.generator;
   if (own) return { executor: 'runtime', generate: (s) => own.generate(s), scoreText: (tokens, window) => own.scoreText(tokens, window, cacheShape) };
+  if (cacheShape === null) {
+    throw new CellConfigError(`${model.runsIn.binding} in the harness's process drives PBH's own cache graph only; a Hugging Face decoder runs in the engine's worker: set process: worker on this engine entry.`);
+  }
   const step: LmStep = async (feeds) => (await model.sut.infer(feeds)).outputs;
   return {
     executor: 'harness',
-    generate: (s) => runGenerationLoop(step, s, signal),
+    generate: (s) => runGenerationLoop(step, { ...s, cacheShape }, signal),
     scoreText: (tokens, window) => scoreTextWith(step, tokens, window, cacheShape, signal),
   };
 }
