@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { z } from 'zod';
@@ -14,6 +15,12 @@ export const CONVERTERS = [
     framework: 'pytorch',
     accepts: 'a TorchScript .pt or a torch.export .pt2',
     matches: (file: string): boolean => file.endsWith('.pt') || file.endsWith('.pt2'),
+  },
+  {
+    name: 'transformers',
+    framework: 'transformers',
+    accepts: 'a Hugging Face model folder (config.json, weights, tokenizer.json)',
+    matches: (file: string): boolean => existsSync(path.join(file, 'config.json')),
   },
 ] as const satisfies readonly { name: string; framework: string; accepts: string; matches: (file: string) => boolean }[];
 export type Converter = (typeof CONVERTERS)[number];
