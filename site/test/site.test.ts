@@ -650,7 +650,7 @@ describe('pbh site build from a real pbh run', () => {
     await expect.poll(() => page.locator('#sql-run').isEnabled(), { timeout: 60_000 }).toBe(true);
     await page.locator('#sql-input').fill("SELECT count(*) AS n, count(*) FILTER (status = 'ok') AS ok FROM profiles");
     await page.locator('#sql-run').click();
-    await expect.poll(() => page.locator('#sql-status').textContent(), { timeout: 30_000 }).toMatch(/^1 rows/);
+    await expect.poll(() => page.locator('#sql-status').textContent(), { timeout: 60_000 }).toMatch(/^1 row in /);
     expect(await page.locator('#sql-result td').allTextContents()).toEqual([String(counts.total), String(counts.ok)]);
     await page.locator('#sql-input').fill(`SELECT DISTINCT model FROM leaderboard WHERE model LIKE '<script>%'`);
     await page.locator('#sql-run').click();
@@ -669,7 +669,7 @@ describe('pbh site build from a real pbh run', () => {
     const samplesHref = await samplesLink.getAttribute('href');
     expect(decodeURIComponent(samplesHref!)).toMatch(/^\.\.\/sql\.html#query=SELECT session, batch, boundary, ns FROM samples WHERE profile_id = '/);
     await samplesLink.click();
-    await expect.poll(() => page.locator('#sql-status').textContent(), { timeout: 60_000 }).toMatch(/^[1-9]\d* rows/);
+    await expect.poll(() => page.locator('#sql-status').textContent(), { timeout: 60_000 }).toMatch(/^[1-9][\d,]* rows? /);
     expect(await page.locator('#sql-result th').allTextContents()).toEqual(expect.arrayContaining(['session', 'batch', 'boundary', 'ns']));
     expect(problems.console).toEqual([]);
     expect(problems.failed).toEqual([]);

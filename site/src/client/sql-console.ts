@@ -1,8 +1,9 @@
 /**
- * The SQL console: duckdb-wasm loaded from this site (duckdb/, the exception-handling build only), attaching the
- * published database file (data/pbh.duckdb) over HTTP range requests. Extension autoloading is off: this build would
- * fetch extensions from DuckDB's CDN, and the site must work offline. Results are written with textContent, so
- * nothing a query returns can become markup.
+ * The SQL console: duckdb-wasm loaded from this site (duckdb/, the exception-handling build only) when the first query
+ * is run, not when the page opens (its wasm is most of what the site weighs), attaching the published database file
+ * (data/pbh.duckdb) over HTTP range requests: a query reads the blocks it needs, not the file. Extension autoloading
+ * is off: this build would fetch extensions from DuckDB's CDN, and the site must work offline. Results are written
+ * with textContent, so nothing a query returns can become markup.
  */
 import * as duckdb from '@duckdb/duckdb-wasm';
 
@@ -27,8 +28,12 @@ function isTemporal(type: string): boolean {
   return /^(Date|Timestamp)/i.test(type);
 }
 
+/** A float as its shortest form at 12 significant digits: 0.20111489999999943 reads 0.2011149, what it was stored as. */
+const FLOAT = /^Float/i;
+
 function cellText(value: unknown, type: string): string {
   if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'number' && FLOAT.test(type) && Number.isFinite(value)) return String(Number(value.toPrecision(12)));
   if (value instanceof Date) return value.toISOString();
   if (isTemporal(type) && (typeof value === 'number' || typeof value === 'bigint')) {
     const ms = Number(value);
@@ -85,7 +90,11 @@ async function openDatabase(config: DOMStringMap): Promise<duckdb.AsyncDuckDBCon
   const worker = new Worker(new URL('duckdb-browser-eh.worker.js', base).href);
   const db = new duckdb.AsyncDuckDB(new duckdb.VoidLogger(), worker);
   await db.instantiate(new URL('duckdb-eh.wasm', base).href);
-  await db.open({ query: { castBigIntToDouble: true, castTimestampToDate: true } });
+  // Range reads only: duckdb-wasm would otherwise fetch the whole file before the first query (it does unless told not to).
+  await db.open({
+    query: { castBigIntToDouble: true, castTimestampToDate: true },
+    filesystem: { forceFullHTTPReads: false, allowFullHTTPReads: false, reliableHeadRequests: true },
+  });
   const connection = await db.connect();
   await connection.query('SET autoload_known_extensions = false');
   await connection.query('SET autoinstall_known_extensions = false');
@@ -96,20 +105,27 @@ async function openDatabase(config: DOMStringMap): Promise<duckdb.AsyncDuckDBCon
   return connection;
 }
 
-async function main(): Promise<void> {
-  if (!form || !input || !runButton || !output) return;
+/** Null where this browser cannot run the console, with the reason already on the page. */
+async function startDatabase(config: DOMStringMap): Promise<duckdb.AsyncDuckDBConnection | null> {
   if (!(await duckdb.getPlatformFeatures()).wasmExceptions) {
     setStatus('This browser has no WebAssembly exception handling, which the console needs (any browser from 2022 on has it). The Parquet files below work with any DuckDB.', true);
-    return;
+    return null;
   }
-  let connection: duckdb.AsyncDuckDBConnection;
   try {
-    connection = await openDatabase(form.dataset);
+    return await openDatabase(config);
   } catch (error) {
     setStatus(`Could not start DuckDB in this browser: ${error instanceof Error ? error.message : String(error)}. The Parquet files below still work with any DuckDB.`, true);
-    return;
+    return null;
   }
-  setStatus(`Ready: tables ${(form.dataset.tables ?? '').split(',').join(', ')}.`);
+}
+
+const plural = (n: number, one: string, many: string): string => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+
+function main(): void {
+  if (!form || !input || !runButton || !output) return;
+  // Started by the first query, then kept: every later query uses the same connection.
+  let started: Promise<duckdb.AsyncDuckDBConnection | null> | null = null;
+  setStatus(`Ready: tables ${(form.dataset.tables ?? '').split(',').join(', ')}. DuckDB loads with the first query.`);
   runButton.disabled = false;
   // sql.html#query=<SQL>: a page's link to its own rows (a Profile's raw samples) runs that query on arrival.
   const linked = /^#query=(.+)$/s.exec(window.location.hash)?.[1];
@@ -124,15 +140,19 @@ async function main(): Promise<void> {
     event.preventDefault();
     void (async () => {
       runButton.disabled = true;
+      if (started === null) setStatus('Loading DuckDB…');
+      started ??= startDatabase(form.dataset);
+      const connection = await started;
+      if (connection === null) return;
       setStatus('Running…');
-      const started = performance.now();
+      const began = performance.now();
       try {
         const result = await connection.query(input.value);
         const columns = result.schema.fields.map((f) => ({ name: f.name, type: String(f.type) }));
         const rows = result.toArray().slice(0, MAX_ROWS).map((row) => columns.map((c) => (row as Record<string, unknown>)[c.name]));
         output.replaceChildren(renderTable(columns, rows));
         const shown = result.numRows > MAX_ROWS ? ` (first ${MAX_ROWS} shown)` : '';
-        setStatus(`${result.numRows} rows${shown} in ${Math.round(performance.now() - started)} ms.`);
+        setStatus(`${plural(result.numRows, 'row', 'rows')}${shown} in ${Math.round(performance.now() - began)} ms.`);
       } catch (error) {
         output.replaceChildren();
         setStatus(`Query failed: ${error instanceof Error ? error.message : String(error)}`, true);
@@ -144,4 +164,4 @@ async function main(): Promise<void> {
   if (linked) form.requestSubmit();
 }
 
-void main();
+main();
