@@ -18,6 +18,7 @@ import transformers
 from transformers import AutoModelForCausalLM, DynamicCache
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
+from pbh_worker.sources import hf_folder
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
@@ -25,19 +26,12 @@ NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
 
 def source_folder(path: str) -> str:
     """The Hugging Face folder to load: `path` itself, or the one an ONNX export that PBH made names."""
-    if os.path.isdir(path):
-        if not os.path.isfile(os.path.join(path, "config.json")):
-            raise WorkerError("unsupported_model", f"{path} has no config.json: transformers loads a folder written by save_pretrained")
-        return path
-    import onnx  # noqa: PLC0415
-
-    meta = {p.key: p.value for p in onnx.load(path, load_external_data=False).metadata_props}
-    folder = meta.get("pbh.source.path")
-    if meta.get("pbh.source.format") != "hf_transformers" or not folder or not os.path.isdir(folder):
+    folder = hf_folder(path, "transformers")
+    if folder is None:
         raise WorkerError(
             "unsupported_model",
-            f"{path} is an ONNX file, not a Hugging Face folder: the transformers engine runs the folder save_pretrained "
-            "wrote (config.json, weights, tokenizer.json). Name that folder in models[].path, or run this file on onnxruntime or openvino.",
+            f"{path} is not a Hugging Face folder (config.json, weights, tokenizer.json) nor PBH's export of one: the "
+            "transformers engine runs the folder save_pretrained wrote. Name that folder in models[].path, or run this file on onnxruntime or openvino.",
         )
     return folder
 

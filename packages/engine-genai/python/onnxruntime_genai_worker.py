@@ -1,0 +1,122 @@
+"""ONNX Runtime GenAI: its own decoder graph and key-value cache management, one Generator per request.
+
+The model is a GenAI folder (genai_config.json, as `python -m onnxruntime_genai.models.builder` writes), or a
+Hugging Face folder that this engine builds into one, once, beside PBH's ONNX export of it (keyed by that export's
+folder, so by the source's content, and by the builder's version and precision). Each request holds a Generator;
+a step appends the fed tokens (ORT GenAI's continuous decoding: `append_tokens` runs the model on them) and reads
+the logits, so the harness picks each token greedily and times it, as it does on every other engine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+os.environ.setdefault("USE_TF", "0")
+
+import numpy as np
+import onnxruntime_genai as og
+
+from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
+from pbh_worker.sources import hf_folder
+
+CONFIG = "genai_config.json"
+# The builder's precision for each precision a config may ask for (activations and weights alike at fp32).
+BUILDER_PRECISION = {"fp32": "fp32"}
+
+
+def _build(source: str, out: str, precision: str) -> None:
+    """ONNX Runtime GenAI's model builder on a Hugging Face folder (its command line: the stable interface), written
+    atomically so a killed build leaves no folder behind."""
+    partial = out + ".partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    command = [sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", source, "-o", partial, "-p", BUILDER_PRECISION[precision], "-e", "cpu", "-c", os.path.join(partial, "cache")]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "USE_TF": "0"}, check=False)
+    if done.returncode != 0:
+        said = " ".join(line for line in done.stderr.strip().splitlines()[-3:])
+        raise WorkerError("unsupported_model", f"onnxruntime-genai {og.__version__}'s model builder could not build {source}: {said[-600:]}. Run this model on onnxruntime, openvino or transformers")
+    shutil.rmtree(os.path.join(partial, "cache"), ignore_errors=True)
+    os.replace(partial, out)
+
+
+class _Decoder:
+    def __init__(self, model: Any, max_length: int) -> None:
+        self.model, self.max_length = model, max_length
+
+    def start(self) -> Any:
+        params = og.GeneratorParams(self.model)
+        params.set_search_options(max_length=self.max_length, do_sample=False)
+        return og.Generator(self.model, params)
+
+    def step(self, state: Any, ids: list[int]) -> tuple[np.ndarray, Any]:
+        state.append_tokens(np.asarray(ids, dtype=np.int32))
+        # The prompt's logits for every position (perplexity reads them all); one row per decode step.
+        logits = state.get_output("logits") if len(ids) > 1 else state.get_logits()
+        return np.asarray(logits, dtype=np.float32).reshape(len(ids) if len(ids) > 1 else 1, -1), state
+
+
+class OnnxRuntimeGenAI(Engine):
+    def __init__(self) -> None:
+        self.model: Any = None
+        self.max_length = 0
+
+    def about(self) -> About:
+        return About(version=og.__version__)
+
+    def _folder(self, model: Model) -> tuple[str, dict[str, Any]]:
+        if os.path.isdir(model.path) and os.path.isfile(os.path.join(model.path, CONFIG)):
+            return model.path, {"built": False}
+        source = hf_folder(model.path, "onnxruntime-genai")
+        if source is None:
+            raise WorkerError(
+                "unsupported_model",
+                f"{model.path} is neither an ONNX Runtime GenAI folder ({CONFIG}) nor a Hugging Face folder: onnxruntime-genai runs its own "
+                "decoder graph. Name the Hugging Face folder in models[].path (PBH builds the GenAI model once), or build one with "
+                "python -m onnxruntime_genai.models.builder -i HF_FOLDER -o OUT -p fp32 -e cpu.",
+            )
+        # Beside PBH's export (the conversion cache), never inside a folder the user owns.
+        base = os.path.dirname(model.path) if os.path.isfile(model.path) else model.work_dir
+        if base is None:
+            raise WorkerError("bad_request", f"onnxruntime-genai builds {model.path} into a scratch folder: send work_dir with load")
+        out = os.path.join(base, f"genai-{og.__version__}-{model.precision}")
+        if not os.path.isfile(os.path.join(out, CONFIG)):
+            _build(source, out, model.precision)
+            return out, {"built": True, "source": source, "builder": f"onnxruntime_genai.models.builder {og.__version__} -p {BUILDER_PRECISION[model.precision]} -e cpu"}
+        return out, {"built": False, "source": source, "builder": f"onnxruntime_genai.models.builder {og.__version__} -p {BUILDER_PRECISION[model.precision]} -e cpu (cached)"}
+
+    def load(self, model: Model) -> Loaded:
+        if model.precision not in BUILDER_PRECISION:
+            raise WorkerError("unsupported", f"onnxruntime-genai runs {sorted(BUILDER_PRECISION)} here, not {model.precision}")
+        folder, facts = self._folder(model)
+        with open(os.path.join(folder, CONFIG), encoding="utf-8") as f:
+            genai = json.load(f)
+        config = og.Config(folder)
+        config.clear_providers()
+        threads = model.options.get("threads")
+        if threads:
+            # The decoder's ONNX Runtime session options live in genai_config.json; overlay changes them for this load only.
+            config.overlay(json.dumps({"model": {"decoder": {"session_options": {"intra_op_num_threads": int(threads)}}}}))
+        self.model = og.Model(config)
+        self.max_length = int(genai["model"]["context_length"])
+        decoder = genai["model"]["decoder"]
+        vocab = int(genai["model"]["vocab_size"])
+        return Loaded(
+            inputs=[TensorSpec("input_ids", "int64", [None, None])],
+            outputs=[TensorSpec("logits", "float32", [None, None, vocab])],
+            precision=Precision(model.precision, f"the builder's -p {BUILDER_PRECISION[model.precision]} (fp32 weights and activations) in {CONFIG}"),
+            facts={**facts, "folder": folder, "decoder": str(decoder.get("filename")), "context_length": self.max_length, "search": "greedy by the harness: append_tokens per step, logits read back"},
+        )
+
+    def bind(self, batch):
+        raise WorkerError("unsupported", "onnxruntime-genai runs the generate workload only (it manages its own cache): add a generate: block to the config")
+
+    def decoder(self) -> _Decoder:
+        return _Decoder(self.model, self.max_length)
+
+
+if __name__ == "__main__":
+    serve(OnnxRuntimeGenAI())
