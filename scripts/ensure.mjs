@@ -71,8 +71,9 @@ if (purpose === 'test') {
 // python/requirements-pytorch.txt, --engine llm python/requirements-llm.txt); it exits non-zero
 // when an engine is unavailable, which the tests and the demo report in their own words.
 // The tests also run the PyTorch engines, whose torch (with its CUDA libraries, ~5.5 GB) the demo leaves out, and the
-// LLM side (transformers, Optimum, OpenVINO GenAI, ONNX Runtime GenAI) on the models python/generate_llms.py builds.
-const extras = purpose === 'test' ? ['--engine', 'pytorch', '--engine', 'llm'] : [];
+// LLM side (transformers, Optimum, OpenVINO GenAI, ONNX Runtime GenAI) on the models python/generate_llms.py builds,
+// and the TensorFlow and LiteRT engines (python/requirements-tensorflow.txt) on python/generate_tf_models.py's models.
+const extras = purpose === 'test' ? ['--engine', 'pytorch', '--engine', 'llm', '--engine', 'tensorflow'] : [];
 run('python runtimes (.venv)', 'node', [path.join('packages', 'core', 'dist', 'cli', 'main.js'), 'doctor', '--fix', ...extras], { allowFail: true });
 if (purpose === 'demo') process.stderr.write('demo: the PyTorch engines are left out; add them with: npx pbh doctor --fix --engine pytorch\n');
 

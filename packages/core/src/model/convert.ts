@@ -17,6 +17,12 @@ export const CONVERTERS = [
     matches: (file: string): boolean => file.endsWith('.pt') || file.endsWith('.pt2'),
   },
   {
+    name: 'tensorflow',
+    framework: 'tensorflow',
+    accepts: 'a TensorFlow SavedModel folder, a Keras .keras file or a LiteRT .tflite file',
+    matches: (file: string): boolean => file.endsWith('.keras') || file.endsWith('.tflite') || existsSync(path.join(file, 'saved_model.pb')),
+  },
+  {
     name: 'transformers',
     framework: 'transformers',
     accepts: 'a Hugging Face model folder (config.json, weights, tokenizer.json)',

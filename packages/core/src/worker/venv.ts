@@ -104,6 +104,9 @@ export const ENGINE_REQUIREMENTS = {
     modules: ['transformers', 'tokenizers', 'optimum.onnx', 'optimum.intel', 'openvino_genai', 'onnxruntime_genai'],
     needs: ['pytorch'],
   },
+  // tensorflow-cpu, keras, tf2onnx and ai-edge-litert (about 1.5 GB): both engines, and the conversion of their models.
+  tensorflow: { file: join('python', 'requirements-tensorflow.txt'), modules: ['tensorflow', 'keras', 'tf2onnx', 'ai_edge_litert'], needs: [] },
+  litert: { file: join('python', 'requirements-tensorflow.txt'), modules: ['tensorflow', 'tf2onnx', 'ai_edge_litert'], needs: [] },
 } as const satisfies Record<string, { file: string; modules: readonly string[]; needs: readonly string[] }>;
 export type EngineExtra = keyof typeof ENGINE_REQUIREMENTS;
 

@@ -53,7 +53,7 @@ function engineExtras(value: string | boolean | string[] | undefined): EngineExt
 export const doctorCommand: Command = {
   name: 'doctor',
   summary: 'check Node, DuckDB, the Python venv and every engine; --fix creates the venv',
-  usage: 'pbh doctor [--fix] [--engine pytorch] [--engine llm]',
+  usage: 'pbh doctor [--fix] [--engine pytorch] [--engine llm] [--engine tensorflow] [--engine litert]',
   help: `
 Checks what PBH needs and prints, for every problem, the one command that fixes it.
 The native runtimes (OpenVINO, TVM) live in a project-managed Python venv (.venv) created from python/requirements.txt.
@@ -63,7 +63,8 @@ Options:
   --engine NAME   also check (with --fix: install) an engine's own Python packages, kept out of the default venv
                   for their size (repeatable): pytorch (python/requirements-pytorch.txt: torch with its CUDA libraries,
                   ~5.5 GB); llm (python/requirements-llm.txt: transformers, tokenizers, Optimum ONNX, optimum-intel,
-                  OpenVINO GenAI, ONNX Runtime GenAI, ~220 MB; brings pytorch with it)`,
+                  OpenVINO GenAI, ONNX Runtime GenAI, ~220 MB; brings pytorch with it); tensorflow or litert (both
+                  python/requirements-tensorflow.txt: tensorflow-cpu, keras, tf2onnx, ai-edge-litert, ~1.5 GB)`,
   options: { fix: { type: 'boolean' }, engine: { type: 'string', multiple: true } },
   async run({ values }) {
     const extras = withNeededExtras(engineExtras(values.engine));

@@ -1,0 +1,187 @@
+"""A TensorFlow-born model (a SavedModel folder, a Keras .keras file or a LiteRT .tflite file) to ONNX with tf2onnx.
+
+What each ONNX input and output is named, and what the TensorFlow and LiteRT engines read back from the export's
+metadata (pbh.source.io), is decided here once:
+- SavedModel: the `serving_default` signature, inputs and outputs named by its keys.
+- Keras: the model's inputs by their names; outputs by the model's own dict keys, else by model.output_names.
+- .tflite: the model's only signature's keys where it has one (the tensors' names otherwise). An input or output
+  that the model quantizes (int8/uint8 with a scale) is float32 at PBH's side: the export quantizes and dequantizes
+  with the model's own scale and zero point (QuantizeLinear/DequantizeLinear), and the LiteRT engine does the same
+  arithmetic in numpy, so the model itself runs as int8 on every engine and the gate compares floats.
+The batch axis stays open for SavedModel and Keras; a .tflite keeps the batch its tensors were converted with.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib.metadata import version
+
+from model_convert import BadInput
+
+FRAMEWORK = "TensorFlow"
+INSTALL = "npx pbh doctor --fix --engine tensorflow"
+OPSET = 17
+SIGNATURE = "serving_default"
+
+
+def kind(path: str) -> str:
+    if os.path.isdir(path):
+        if os.path.isfile(os.path.join(path, "saved_model.pb")):
+            return "savedmodel"
+        raise BadInput("a folder is a TensorFlow SavedModel only when it holds saved_model.pb (tf.saved_model.save or keras Model.export writes one)")
+    if path.endswith(".keras"):
+        return "keras"
+    if path.endswith(".tflite"):
+        return "tflite"
+    raise BadInput("a TensorFlow model is a SavedModel folder, a Keras .keras file or a LiteRT .tflite file")
+
+
+def check(path: str) -> None:
+    kind(path)
+
+
+def framework_version() -> str:
+    import tensorflow as tf  # noqa: PLC0415 - the venv may lack it; the caller says how to install it
+
+    return tf.__version__
+
+
+def exporter_version() -> str:
+    return f"tf2onnx {version('tf2onnx')}, tensorflow {version('tensorflow-cpu')}, opset {OPSET}"
+
+
+def tflite_io(interpreter) -> tuple[list[dict], list[dict]]:
+    """Each input and output of a .tflite: PBH's name, the tensor's name and index, dtype and quantization."""
+    details = {"inputs": interpreter.get_input_details(), "outputs": interpreter.get_output_details()}
+    signatures = interpreter.get_signature_list()
+    keys: dict[str, str] = {}
+    if len(signatures) == 1:
+        runner = interpreter.get_signature_runner(next(iter(signatures)))
+        for side, found in (("inputs", runner.get_input_details()), ("outputs", runner.get_output_details())):
+            by_index = {d["index"]: name for name, d in found.items()}
+            keys.update({d["name"]: by_index[d["index"]] for d in details[side] if d["index"] in by_index})
+
+    def one(d: dict) -> dict:
+        scale, zero = d["quantization"]
+        quantized = d["dtype"].__name__ in ("int8", "uint8", "int16") and scale != 0
+        return {"name": keys.get(d["name"], d["name"]), "tensor": d["name"], "dtype": d["dtype"].__name__, "scale": float(scale) if quantized else None, "zero_point": int(zero) if quantized else None}
+
+    return [one(d) for d in details["inputs"]], [one(d) for d in details["outputs"]]
+
+
+def rename(graph, names: dict[str, str]) -> None:
+    """Renames values of an ONNX graph everywhere they appear (graph inputs, outputs, node inputs and outputs)."""
+    for value in list(graph.input) + list(graph.output) + list(graph.value_info):
+        value.name = names.get(value.name, value.name)
+    for node in graph.node:
+        node.input[:] = [names.get(n, n) for n in node.input]
+        node.output[:] = [names.get(n, n) for n in node.output]
+
+
+def add_quantization(model, inputs: list[dict], outputs: list[dict]) -> None:
+    """Float32 at the boundary of a quantized input or output, with the model's own scale and zero point."""
+    import onnx  # noqa: PLC0415
+    from onnx import TensorProto, helper  # noqa: PLC0415
+
+    graph = model.graph
+    elem = {"int8": TensorProto.INT8, "uint8": TensorProto.UINT8, "int16": TensorProto.INT16}
+    for io in inputs:
+        if io["scale"] is None:
+            continue
+        value = next(v for v in graph.input if v.name == io["name"])
+        inner = f"{io['name']}__quantized"
+        rename(graph, {io["name"]: inner})
+        value.name = io["name"]
+        value.type.tensor_type.elem_type = TensorProto.FLOAT
+        graph.initializer.extend([helper.make_tensor(f"{inner}_scale", TensorProto.FLOAT, [], [io["scale"]]), helper.make_tensor(f"{inner}_zero_point", elem[io["dtype"]], [], [io["zero_point"]])])
+        graph.node.insert(0, helper.make_node("QuantizeLinear", [io["name"], f"{inner}_scale", f"{inner}_zero_point"], [inner], name=f"{inner}_quantize"))
+    for io in outputs:
+        if io["scale"] is None:
+            continue
+        value = next(v for v in graph.output if v.name == io["name"])
+        inner = f"{io['name']}__quantized"
+        rename(graph, {io["name"]: inner})
+        value.name = io["name"]
+        value.type.tensor_type.elem_type = TensorProto.FLOAT
+        graph.initializer.extend([helper.make_tensor(f"{inner}_scale", TensorProto.FLOAT, [], [io["scale"]]), helper.make_tensor(f"{inner}_zero_point", elem[io["dtype"]], [], [io["zero_point"]])])
+        graph.node.append(helper.make_node("DequantizeLinear", [inner, f"{inner}_scale", f"{inner}_zero_point"], [io["name"]], name=f"{inner}_dequantize"))
+    onnx.checker.check_model(model)
+
+
+def drop_relu_before_quantize(model) -> int:
+    """Removes each Relu whose only reader is a QuantizeLinear with the type's lowest zero point (int8 -128, uint8 0).
+
+    tf2onnx writes a .tflite's fused activation as Conv -> Relu -> QuantizeLinear; with that zero point the quantize
+    already clamps below zero, so the Relu changes no value, and without it ONNX Runtime fuses the quantized
+    convolution into an int8 kernel (QLinearConv) instead of computing it in float. Returns how many it removed.
+    """
+    from onnx import TensorProto, numpy_helper  # noqa: PLC0415
+
+    graph = model.graph
+    constants = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    lowest = {TensorProto.INT8: -128, TensorProto.UINT8: 0}
+    readers: dict[str, list] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    outputs = {o.name for o in graph.output}
+    removed = []
+    for node in graph.node:
+        if node.op_type != "Relu" or node.output[0] in outputs:
+            continue
+        after = readers.get(node.output[0], [])
+        if len(after) != 1 or after[0].op_type != "QuantizeLinear" or len(after[0].input) < 3 or after[0].input[2] not in constants:
+            continue
+        zero = next(i for i in graph.initializer if i.name == after[0].input[2])
+        if zero.data_type in lowest and constants[zero.name].size == 1 and int(constants[zero.name].reshape(-1)[0]) == lowest[zero.data_type]:
+            after[0].input[0] = node.input[0]
+            removed.append(node)
+    for node in removed:
+        graph.node.remove(node)
+    return len(removed)
+
+
+def export(path: str, target: str) -> dict:
+    import onnx  # noqa: PLC0415
+    import tensorflow as tf  # noqa: PLC0415
+    import tf2onnx  # noqa: PLC0415
+
+    source = kind(path)
+    if source == "tflite":
+        from ai_edge_litert.interpreter import Interpreter  # noqa: PLC0415
+
+        inputs, outputs = tflite_io(Interpreter(model_path=path))
+        model, _ = tf2onnx.convert.from_tflite(path, opset=OPSET)
+        rename(model.graph, {io["tensor"]: io["name"] for io in inputs + outputs})
+        add_quantization(model, inputs, outputs)
+        relus = drop_relu_before_quantize(model)
+        onnx.save(model, target)
+        io = {"inputs": inputs, "outputs": outputs, "relu_folded_into_quantize": relus}
+    else:
+        if source == "savedmodel":
+            loaded = tf.saved_model.load(path)
+            if SIGNATURE not in loaded.signatures:
+                raise BadInput(f"the SavedModel has no {SIGNATURE} signature (it has {sorted(loaded.signatures)}): save it with a serving_default signature, e.g. keras Model.export")
+            signature = loaded.signatures[SIGNATURE]
+            specs = [tf.TensorSpec(s.shape, s.dtype, name=k) for k, s in signature.structured_input_signature[1].items()]
+            call = lambda *xs: signature(**{s.name: x for s, x in zip(specs, xs)})  # noqa: E731
+        else:
+            import keras  # noqa: PLC0415
+
+            net = keras.saving.load_model(path, compile=False)
+            specs = [tf.TensorSpec([None, *t.shape[1:]], t.dtype, name=t.name) for t in net.inputs]
+            names = list(net.output_names)
+
+            def call(*xs):
+                out = net(list(xs) if len(xs) > 1 else xs[0], training=False)
+                return out if isinstance(out, dict) else dict(zip(names, out if isinstance(out, (list, tuple)) else [out]))
+
+        model, _ = tf2onnx.convert.from_function(tf.function(call, input_signature=specs), input_signature=specs, opset=OPSET, output_path=target)
+        inputs = [{"name": s.name, "tensor": s.name, "dtype": s.dtype.name, "scale": None, "zero_point": None} for s in specs]
+        outputs = [{"name": o.name, "tensor": o.name, "dtype": None, "scale": None, "zero_point": None} for o in model.graph.output]
+        io = {"inputs": inputs, "outputs": outputs}
+    model = onnx.load(target)
+    model.metadata_props.add(key="pbh.source.io", value=json.dumps(io))
+    onnx.save(model, target)
+    return {"format": source, "exporter": f"tf2onnx ({'from_tflite' if source == 'tflite' else 'from_function'})", "exporter_version": exporter_version(), "input_names": [i["name"] for i in inputs], "output_names": [o["name"] for o in outputs]}
