@@ -56,6 +56,9 @@ describe('the Compression study page', () => {
     expect(engines).toEqual(['onnxruntime', 'openvino']);
     const row = (variant: string) => [...table.querySelectorAll('tbody tr')].find((tr) => tr.getAttribute('data-variant') === variant)!;
     expect(row('dense fp32')).toBeDefined();
+    // The dense model against itself on every engine: 1.00×, never one engine entry's dense over another's.
+    for (const cell of [...row('dense fp32').querySelectorAll('td')].slice(2)) expect(cell.textContent).toMatch(/^1\.00×/);
+    expect(document.body.textContent).not.toContain('unknown method');
     const int8 = [...row('INT8 static').querySelectorAll('td')];
     expect(int8[0]!.textContent).toBe('digits_cnn');
     for (const [i, engine] of engines.entries()) {

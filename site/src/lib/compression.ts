@@ -1,6 +1,8 @@
 import { scoreKind } from './accuracy.js';
 import type { ProfileEntry } from './data.js';
 import { noiseOf } from './noise.js';
+import { pruningMethods } from './sparsity.js';
+import { tuningOf } from './tuning.js';
 
 /**
  * The compression study as the site reads it: every current Profile named by what was done to its model (dense fp32,
@@ -31,21 +33,25 @@ export interface CompressionPoint {
 
 const QUANTIZED_LABEL: Record<string, string> = { static: 'INT8 static', dynamic: 'INT8 dynamic', nncf: 'INT8 static (NNCF)' };
 
-/** The pruning label; a quantized file's few weights rounded to zero are not pruning unless pbh prune recorded it. */
-function pruning(p: ProfileEntry, quantized: boolean): string | null {
+/**
+ * The pruning label with its method from metadata (sparsity.ts pruningMethods: the file's own, else its pruned
+ * source's); none where no file recorded one. A quantized file's few weights rounded to zero are not pruning unless a
+ * pruned source recorded it.
+ */
+function pruning(p: ProfileEntry, quantized: boolean, method: string | null): string | null {
   const s = p.profile.model?.sparsity;
   if (!s || s.kind === 'dense' || s.actual === 0) return null;
-  if (quantized && s.method === null && s.kind !== 'n_m') return null;
-  const method = s.method ?? 'unknown method';
-  if (s.kind === 'n_m' && s.n !== null && s.m !== null) return `${s.n}:${s.m} (${method})`;
-  return `${Math.round((s.target ?? s.actual) * 100)}% (${method})`;
+  if (quantized && method === null && s.kind !== 'n_m') return null;
+  const how = method === null ? '' : ` (${method})`;
+  if (s.kind === 'n_m' && s.n !== null && s.m !== null) return `${s.n}:${s.m}${how}`;
+  return `${Math.round((s.target ?? s.actual) * 100)}%${how}`;
 }
 
 /** What was done to the model and how it ran, as one label, with its sort position. */
-export function variantOf(p: ProfileEntry): { variant: string; order: number } {
+export function variantOf(p: ProfileEntry, method: string | null = p.profile.model?.sparsity?.method ?? null): { variant: string; order: number } {
   const q = p.profile.model?.quantized ?? null;
   const quantized = q ? (QUANTIZED_LABEL[q.method] ?? `INT8 ${q.method}`) : p.profile.model?.quantization ? `quantized ${p.profile.model.quantization}` : null;
-  const pruned = pruning(p, quantized !== null);
+  const pruned = pruning(p, quantized !== null, method);
   if (pruned && quantized) return { variant: `${pruned} + ${quantized}`, order: 4 };
   if (quantized) return { variant: quantized, order: 2 };
   if (pruned) return { variant: pruned, order: 3 };
@@ -55,8 +61,15 @@ export function variantOf(p: ProfileEntry): { variant: string; order: number } {
 
 const isDenseFp32 = (p: ProfileEntry): boolean => variantOf(p).variant === 'dense fp32';
 
-/** The engine as compared: its name and the door it ran through (an entry's label is a setting, e.g. precision). */
-export const engineOf = (p: ProfileEntry): string => (p.profile.engine.process === 'harness' ? `${p.engine_name} (in process)` : p.engine_name);
+/**
+ * The engine as compared: its name, TVM's tuning (tuned against tuned: untuned TVM is another program) and the door it
+ * ran through. An entry's label is a setting (e.g. precision), so OpenVINO bf16 is relative to OpenVINO fp32.
+ */
+export function engineOf(p: ProfileEntry): string {
+  const tuning = tuningOf(p);
+  const name = tuning === null ? p.engine_name : `${p.engine_name} ${tuning}`;
+  return p.profile.engine.process === 'harness' ? `${name} (in process)` : name;
+}
 
 /**
  * The dense fp32 model each Profile's model was made from: the dense float model on the same dataset whose name is the
@@ -85,6 +98,7 @@ const cellOf = (p: ProfileEntry, model: string): string => [model, engineOf(p), 
 /** Current ok Profiles of one study as compression points. */
 export function compressionPoints(current: readonly ProfileEntry[]): CompressionPoint[] {
   const bases = compressionBases(current);
+  const methods = pruningMethods(current);
   const denseByCell = new Map(current.filter(isDenseFp32).map((p) => [cellOf(p, p.model_name), p]));
   return current
     .filter((p) => p.throughput_mean !== null)
@@ -95,7 +109,7 @@ export function compressionPoints(current: readonly ProfileEntry[]): Compression
       const denseAccuracy = dense && scoreKind(dense) === 'accuracy' ? dense.accuracy : null;
       return {
         profile: p,
-        ...variantOf(p),
+        ...variantOf(p, methods.get(p.model_name) ?? null),
         base,
         engine: engineOf(p),
         dense,

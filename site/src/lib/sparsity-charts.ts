@@ -101,7 +101,12 @@ export function sparsitySpeedChart(
       marginRight: 70,
       marginLeft: 60,
       x: { label: 'Weight sparsity (% zeros, measured) →', percent: true, domain: [0, 100 * Math.max(0.8, ...rows.map((r) => r.x))] },
-      y: { label: `${yMeaning[metric]}${log ? ', log scale' : ''}`, labelAnchor: 'center', type: log ? 'log' : 'linear', grid: true, ...(metric === 'throughput' && !log ? { zero: true } : {}) },
+      y: {
+        label: `${yMeaning[metric]}${log ? ', log scale' : ''}`, labelAnchor: 'center', type: log ? 'log' : 'linear', grid: true,
+        ...(metric === 'throughput' && !log ? { zero: true } : {}),
+        // Accuracy ratios span at least 0.95-1.05: a few samples' difference must not fill the chart.
+        ...(metric === 'relAccuracy' && !log ? { domain: [Math.min(0.95, ...ys), Math.max(1.05, ...ys)] } : {}),
+      },
       color: palette.colorScale(rows.map((r) => r.series)),
       symbol: palette.symbolScale(rows.map((r) => r.pt.profile.batch_size)),
       [f.channel]: { label: null },
@@ -111,8 +116,8 @@ export function sparsitySpeedChart(
         lineMark(true),
         Plot.dot(rows.filter((r) => !nm.includes(r)), { x: 'x', y: 'y', stroke: 'series', fill: 'series', symbol: 'batch', r: 4, title: 'label', ...fc }),
         Plot.dot(nm, { x: 'x', y: 'y', stroke: 'series', fill: 'white', symbol: 'batch', r: 4, strokeWidth: 1.6, title: 'label', ...fc }),
-        Plot.text(nm, { x: 'x', y: 'y', text: (r: Row) => r.pt.kind, dx: 7, textAnchor: 'start', fill: '#444', fontSize: 9, ...fc }),
-        Plot.text(lines, Plot.selectLast({ x: 'x', y: 'y', z: 'line', text: (r: Row) => `${r.series} ${r.batch.replace('batch ', 'b')}${r.dash ? ' (mag.)' : ''}`, dx: 6, textAnchor: 'start', fill: 'series', fontSize: 9, ...fc })),
+        Plot.text(nm, { x: 'x', y: 'y', text: (r: Row) => r.pt.kind, dx: 7, textAnchor: 'start', fill: '#444', fontSize: 11, ...fc }),
+        Plot.text(lines, Plot.selectLast({ x: 'x', y: 'y', z: 'line', text: (r: Row) => `${r.series} ${r.batch.replace('batch ', 'b')}${r.dash ? ' (mag.)' : ''}`, dx: 6, textAnchor: 'start', fill: 'series', fontSize: 11, ...fc })),
       ],
     },
   });
@@ -123,6 +128,19 @@ export function sparsitySpeedChart(
       rows: rows.map((r) => [r.base, r.pt.profile.model_name, r.pt.kind, r.pt.method, fmtPct(r.x), r.series, String(r.pt.profile.batch_size), metric === 'throughput' ? fmtNum(r.y) : `${r.y.toFixed(3)}×`, noisy(r.pt).replace(/^; /, '')]),
     },
   };
+}
+
+/**
+ * Accuracy's y domain, as fractions: at least ACCURACY_SPAN wide (ten percentage points), so that a point of accuracy
+ * is a small step on the chart, not its whole height; inside 0-100%.
+ */
+const ACCURACY_SPAN = 0.1;
+export function accuracyDomain(values: readonly number[]): [number, number] {
+  const lo = Math.min(...values);
+  const hi = Math.max(...values);
+  if (hi - lo >= ACCURACY_SPAN) return [lo, hi];
+  const top = Math.min(1, Math.max(hi, lo + ACCURACY_SPAN));
+  return [Math.max(0, Math.min(lo, top - ACCURACY_SPAN)), top];
 }
 
 interface AccuracyRow {
@@ -187,7 +205,7 @@ export function sparsityAccuracyChart(points: SparsityPoint[], series: (pt: Spar
       marginRight: 60,
       marginLeft: 60,
       x: { label: 'Weight sparsity (% zeros, measured) →', percent: true, domain: [0, 100 * Math.max(0.8, ...rows.map((r) => r.x))] },
-      y: { label: 'Accuracy (%)', labelAnchor: 'center', percent: true, grid: true },
+      y: { label: 'Accuracy (%)', labelAnchor: 'center', percent: true, grid: true, domain: accuracyDomain(rows.map((r) => r.y)).map((v) => v * 100) },
       color: { domain: methods, range: methods.map((m) => METHOD_COLORS[m] ?? '#9498a0'), legend: true, label: 'Method' },
       symbol: { domain: scoredKinds, legend: scoredKinds.length > 1, label: 'Scored' },
       [f.channel]: { label: null },
@@ -196,8 +214,8 @@ export function sparsityAccuracyChart(points: SparsityPoint[], series: (pt: Spar
         Plot.line(lines.filter((r) => r.method === 'magnitude'), { x: 'x', y: 'y', z: 'line', stroke: 'method', strokeWidth: 1.6, strokeDasharray: '5,3', ...fc }),
         Plot.dot(rows.filter((r) => !isNm(r)), { x: 'x', y: 'y', stroke: 'method', fill: 'method', symbol: 'scored', r: 4, title: tip, ...fc }),
         Plot.dot(rows.filter(isNm), { x: 'x', y: 'y', stroke: 'method', fill: 'white', symbol: 'scored', r: 4, strokeWidth: 1.6, title: tip, ...fc }),
-        Plot.text(rows.filter(isNm), { x: 'x', y: 'y', text: (r: AccuracyRow) => `${r.kind} ${r.method}`, dx: 7, textAnchor: 'start', fill: 'method', fontSize: 9, ...fc }),
-        Plot.text(lines, Plot.selectLast({ x: 'x', y: 'y', z: 'line', text: 'method', dx: 6, textAnchor: 'start', fill: 'method', fontSize: 9, ...fc })),
+        Plot.text(rows.filter(isNm), { x: 'x', y: 'y', text: (r: AccuracyRow) => `${r.kind} ${r.method}`, dx: 7, textAnchor: 'start', fill: 'method', fontSize: 11, ...fc }),
+        Plot.text(lines, Plot.selectLast({ x: 'x', y: 'y', z: 'line', text: 'method', dx: 6, textAnchor: 'start', fill: 'method', fontSize: 11, ...fc })),
       ],
     },
   });

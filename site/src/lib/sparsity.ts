@@ -36,6 +36,29 @@ function factsOf(p: ProfileEntry): { actual: number; target: number | null; kind
   return { actual: s.actual, target: s.target, kind: s.kind, n: s.n, m: s.m, nmHolds: s.nm_pattern_holds, method: s.method };
 }
 
+/** What the study writes where no file recorded how its zeros were made (the base suite's variants declare none). */
+export const METHOD_NOT_RECORDED = 'method not recorded';
+
+/**
+ * How each model's zeros were made, from metadata: its own (pbh prune's pbh.optimization), else that of the pruned file
+ * it was made from, the model whose name is the longest prefix of its name (pbh quantize names an INT8 copy of a
+ * pruned file <pruned>_<method>_int8 and its metadata keeps no pruning method). Null where no file recorded one.
+ */
+export function pruningMethods(profiles: readonly ProfileEntry[]): Map<string, string | null> {
+  const recorded = new Map<string, string>();
+  for (const p of profiles) {
+    const method = p.profile.model?.sparsity?.method;
+    if (method) recorded.set(p.model_name, method);
+  }
+  const out = new Map<string, string | null>();
+  for (const p of profiles) {
+    if (out.has(p.model_name)) continue;
+    const source = [...recorded.keys()].filter((name) => p.model_name.startsWith(name)).sort((a, b) => b.length - a.length)[0];
+    out.set(p.model_name, source === undefined ? null : recorded.get(source)!);
+  }
+  return out;
+}
+
 function kindOf(p: ProfileEntry): KindLabel {
   const s = factsOf(p);
   if (s.kind === 'n_m' && s.n !== null && s.m !== null) return `${s.n}:${s.m}`;
@@ -75,6 +98,7 @@ const cellKey = (p: ProfileEntry, series: (p: ProfileEntry) => string, model: st
 /** Current ok Profiles as sparsity points (those with a throughput). */
 export function sparsityPoints(current: readonly ProfileEntry[], series: (p: ProfileEntry) => string): SparsityPoint[] {
   const bases = baseModels(current);
+  const methods = pruningMethods(current);
   const byCell = new Map(current.map((p) => [cellKey(p, series, p.model_name), p]));
   return current
     .filter((p) => p.throughput_mean !== null)
@@ -92,7 +116,7 @@ export function sparsityPoints(current: readonly ProfileEntry[], series: (p: Pro
         profile: p,
         base,
         kind,
-        method: kind === 'dense' ? 'dense' : (s.method ?? 'unknown method'),
+        method: kind === 'dense' ? 'dense' : (methods.get(p.model_name) ?? METHOD_NOT_RECORDED),
         target: s.target,
         actual: s.actual,
         nmHolds: s.nmHolds,
