@@ -19,13 +19,15 @@ export interface BarChartSpec {
   x: { label: string; percent?: boolean };
 }
 
-const LABEL_CHARS = 40;
+const LABEL_CHARS = 60;
+/** An 11 px label's average character width, px, with room to spare: a label is never clipped by its margin. */
+const CHAR_PX = 6.6;
 
 /**
- * Horizontal bars, one per row in the given order, labels on the left (long ones cut, the full text in the tooltip).
- * Where the values span more than LOG_SPAN the axis is logarithmic, bars starting at the padded domain's floor: on
- * a linear axis 3.83 and 4,177 vanish beside 1,334,532. The value's text sits right of its bar, in the right margin's
- * room, dark enough to read (ink).
+ * Horizontal bars from zero on a linear axis, one per row in the given order, labels on the left (only labels
+ * longer than LABEL_CHARS are cut, the full text in the tooltip). Where the values span more than LOG_SPAN the axis is
+ * logarithmic and each value is a dot, not a bar: a bar's length from an arbitrary floor would make 271 and 495 look
+ * 4× apart. The value's text sits right of its mark, in the right margin's room, dark enough to read (ink).
  */
 export function barChart(spec: BarChartSpec): string {
   // Rows by position, not by label: two layers may share a name.
@@ -36,7 +38,6 @@ export function barChart(spec: BarChartSpec): string {
   const scale = paddedScale(rows.map((b) => (percent ? b.value * 100 : b.value)));
   const log = scale.type === 'log';
   const value = (b: Bar): number => (percent ? b.value * 100 : b.value);
-  const base = log ? scale.domain[0] : 0;
   const longestText = Math.max(...rows.map((b) => b.text.length));
   return renderChart({
     id: spec.id,
@@ -46,13 +47,15 @@ export function barChart(spec: BarChartSpec): string {
     plot: {
       height: 60 + rows.length * 24,
       marginBottom: 40,
-      marginLeft: Math.min(280, 14 + longest * 6),
-      marginRight: Math.max(60, 16 + longestText * 6),
+      marginLeft: Math.min(14 + LABEL_CHARS * CHAR_PX, 14 + longest * CHAR_PX),
+      marginRight: Math.max(60, 16 + longestText * CHAR_PX),
       x: { label: `${spec.x.label}${percent ? ' (%)' : ''}${log ? ', log scale' : ''} →`, ...scale, grid: true },
       y: { label: null, domain: rows.map((b) => b.index), tickFormat: (i: number) => short(rows[i]?.label ?? '') },
       marks: [
-        Plot.barX(rows, { x1: () => base, x2: value, y: 'index', fill: (b: Bar) => b.color ?? '#4269d0', title: (b: Bar) => `${b.label}: ${b.text}` }),
-        Plot.text(rows, { x: value, y: 'index', text: 'text', dx: 4, textAnchor: 'start', fill: { value: (b: Bar) => (b.color ? ink(b.color) : '#222'), scale: null } }),
+        log
+          ? Plot.dot(rows, { x: value, y: 'index', r: 5, fill: (b: Bar) => b.color ?? '#4269d0', title: (b: Bar) => `${b.label}: ${b.text}` })
+          : Plot.barX(rows, { x1: () => 0, x2: value, y: 'index', fill: (b: Bar) => b.color ?? '#4269d0', title: (b: Bar) => `${b.label}: ${b.text}` }),
+        Plot.text(rows, { x: value, y: 'index', text: 'text', dx: log ? 8 : 4, textAnchor: 'start', fill: { value: (b: Bar) => (b.color ? ink(b.color) : '#222'), scale: null } }),
       ],
     },
   });

@@ -1,8 +1,8 @@
 import * as Plot from '@observablehq/plot';
 import type { AxisScale } from './axes.js';
 
-/** The least vertical distance between two direct labels' baselines, px: a 9 px label's height and a gap. */
-export const LABEL_GAP_PX = 12;
+/** The least vertical distance between two direct labels' baselines, px: an 11 px label's height and a gap. */
+export const LABEL_GAP_PX = 14;
 
 /**
  * Vertical positions for direct labels (one per line end, at the values `ys`) that keep at least `gap` pixels apart

@@ -84,7 +84,7 @@ export function batchLatencyChart(profiles: ProfileEntry[], ctx: SiteSeries, id:
         marks: [
           Plot.line(points, { x: 'x', y: 'y', stroke: 'name', z: 'name', strokeWidth: 1.6 }),
           Plot.dot(points, { x: 'x', y: 'y', stroke: 'name', fill: 'name', r: 3.5, title: (d: { p: ProfileEntry }) => tip(d.p) }),
-          Plot.text(ends, { x: 'x', y: 'labelY', text: 'name', fill: { value: (d: { name: string }) => ink(colour(d)), scale: null }, dx: 7, textAnchor: 'start', fontSize: 9 }),
+          Plot.text(ends, { x: 'x', y: 'labelY', text: 'name', fill: { value: (d: { name: string }) => ink(colour(d)), scale: null }, dx: 7, textAnchor: 'start', fontSize: 11 }),
         ],
       },
     }),
@@ -123,7 +123,7 @@ export function tradeoffChart(profiles: ProfileEntry[], ctx: SiteSeries, id: str
         marks: [
           Plot.line(points, { x: 'x', y: 'y', stroke: 'name', z: 'name', strokeWidth: 1.2, strokeOpacity: 0.6 }),
           Plot.dot(points, { x: 'x', y: 'y', stroke: 'name', symbol: 'symbol', r: 4, strokeWidth: 1.6, title: (d: { p: ProfileEntry }) => tip(d.p) }),
-          Plot.text(ends, { x: 'x', y: 'labelY', text: 'name', fill: { value: (d: { name: string }) => ink(ctx.palette.color(d.name)), scale: null }, dx: 8, textAnchor: 'start', fontSize: 9 }),
+          Plot.text(ends, { x: 'x', y: 'labelY', text: 'name', fill: { value: (d: { name: string }) => ink(ctx.palette.color(d.name)), scale: null }, dx: 8, textAnchor: 'start', fontSize: 11 }),
         ],
       },
     }),
@@ -170,7 +170,7 @@ export function paretoChart(profiles: ProfileEntry[], ctx: SiteSeries, id: strin
           Plot.line(frontPoints, { x: 'x', y: 'y', stroke: '#1d1d1f', strokeDasharray: '4,3' }),
           Plot.dot(points, { x: 'x', y: 'y', stroke: 'name', symbol: 'symbol', r: 4, strokeWidth: 1.6, title: (d: { p: ProfileEntry }) => tip(d.p) }),
           // The front's labels, spread apart in y, to the right of their point (the right margin holds them).
-          Plot.text(labels, { x: 'x', y: 'labelY', text: 'text', dx: 8, textAnchor: 'start', fill: '#444', fontSize: 9 }),
+          Plot.text(labels, { x: 'x', y: 'labelY', text: 'text', dx: 8, textAnchor: 'start', fill: '#444', fontSize: 11 }),
         ],
       },
     }),

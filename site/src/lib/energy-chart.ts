@@ -62,7 +62,7 @@ export function energyParetoChart(profiles: ProfileEntry[], ctx: SiteSeries, id:
         marks: [
           Plot.line(front, { x: 'throughput_mean', y: scaled, stroke: '#1d1d1f', strokeDasharray: '4,3' }),
           Plot.dot(rows, { x: 'throughput_mean', y: scaled, stroke: ctx.name, symbol: (p: ProfileEntry) => batchLabel(p.batch_size), r: 4, strokeWidth: 1.6, title: tip }),
-          Plot.text(front, { x: 'throughput_mean', y: scaled, text: ctx.name, dy: -9, dx: 4, textAnchor: 'end', fill: '#444', fontSize: 9 }),
+          Plot.text(front, { x: 'throughput_mean', y: scaled, text: ctx.name, dy: -9, dx: 4, textAnchor: 'end', fill: '#444', fontSize: 11 }),
         ],
       },
     }),
