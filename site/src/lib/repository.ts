@@ -52,3 +52,19 @@ export function repositoryAddress(root = repoRoot()): RepositoryAddress {
     return { address: null, source: 'package.json names no repository and the site was not built in a git clone with a remote' };
   }
 }
+
+/**
+ * The web page of a commit, where the repository's address is one of the hosts whose pages are <address>/commit/<sha>
+ * (GitHub, GitLab, Codeberg); null elsewhere, or without a sha: the page then shows the sha as text.
+ */
+export function commitUrl(address: string | null, sha: string | null): string | null {
+  if (address === null || sha === null || !/^[0-9a-f]{7,40}$/i.test(sha)) return null;
+  let url: URL;
+  try {
+    url = new URL(address);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'https:' || !['github.com', 'gitlab.com', 'codeberg.org'].includes(url.hostname)) return null;
+  return `https://${url.hostname}${url.pathname.replace(/\.git$/, '').replace(/\/+$/, '')}/commit/${sha}`;
+}
