@@ -58,9 +58,10 @@ function enhanceSorting(table: HTMLTableElement): void {
     button.append(...th.childNodes);
     th.append(button);
     button.addEventListener('click', () => {
-      // Numbers start high-to-low (best throughput first), text starts A-Z.
+      // Numbers start best first: high-to-low (throughput), or low-to-high where less is better (data-low-first:
+      // latency, memory, energy); text starts A-Z.
       const current = th.getAttribute('aria-sort');
-      const descending = current ? current === 'ascending' : kind === 'num';
+      const descending = current ? current === 'ascending' : kind === 'num' && th.dataset.lowFirst === undefined;
       for (const other of headers) other.removeAttribute('aria-sort');
       th.setAttribute('aria-sort', descending ? 'descending' : 'ascending');
       sortRows(table, col, kind, descending);
@@ -101,7 +102,31 @@ function enhanceFilters(form: HTMLFormElement, table: HTMLTableElement): void {
     }
     if (count) count.textContent = `${shown} of ${total} rows`;
   };
-  form.addEventListener('input', apply);
+  // The filters live in the page's address (?model=…&batch=…), so a filtered table can be linked and survives a reload.
+  const controls: [string, HTMLSelectElement | HTMLInputElement][] = [
+    ...selects.map((s): [string, HTMLSelectElement] => [s.dataset.key ?? `col${s.dataset.col ?? ''}`, s]),
+    ...(status ? [['status', status] as [string, HTMLSelectElement]] : []),
+    ...(verdict ? [['verdict', verdict] as [string, HTMLSelectElement]] : []),
+    ...(search ? [['q', search] as [string, HTMLInputElement]] : []),
+  ];
+  const params = new URLSearchParams(window.location.search);
+  for (const [name, control] of controls) {
+    const value = params.get(name);
+    // A select takes only one of its options: a hand-edited address cannot make a filter that hides everything silently.
+    if (value !== null && (!(control instanceof HTMLSelectElement) || [...control.options].some((o) => o.value === value))) control.value = value;
+  }
+  if (quiet && params.get('quiet') === '1') quiet.checked = true;
+  const remember = (): void => {
+    const next = new URLSearchParams();
+    for (const [name, control] of controls) if (control.value !== '') next.set(name, control.value);
+    if (quiet?.checked) next.set('quiet', '1');
+    const query = next.toString();
+    history.replaceState(history.state, '', `${window.location.pathname}${query === '' ? '' : `?${query}`}${window.location.hash}`);
+  };
+  form.addEventListener('input', () => {
+    apply();
+    remember();
+  });
   form.addEventListener('submit', (event) => event.preventDefault());
   form.hidden = false;
   apply();

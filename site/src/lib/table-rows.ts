@@ -110,7 +110,8 @@ function groupHeading(group: RowGroup, costs: ReadonlyMap<string, AccuracyCost>)
         ? [escapeXml(group.model), 'measured, not ranked: INVALID by LoadGen\'s rules (each row says why and the fix)']
         : [escapeXml(group.model), 'no result: failed, timed out, skipped or wrong output (each row says why and the fix)'];
   const answer = group.kind === 'ranked' ? groupAnswerHtml(group.rows, costs) : '';
-  return `<tr class="g"><th colspan="${COLUMNS}" scope="rowgroup">${facts.join(' · ')} <span class="hw">${escapeXml(group.hardware)}</span>${doorsNote(group)}${answer}`;
+  // The heading's text in a block of its own, which a phone keeps in view while the row scrolls sideways (site.css).
+  return `<tr class="g"><th colspan="${COLUMNS}" scope="rowgroup"><div class="gh">${facts.join(' · ')} <span class="hw">${escapeXml(group.hardware)}</span>${doorsNote(group)}${answer}</div>`;
 }
 
 function groupData(group: RowGroup): string {

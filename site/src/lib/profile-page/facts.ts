@@ -51,7 +51,7 @@ function measuredHtml(entry: ProfileEntry, scrub: Scrub): Html {
 function systemHtml(entry: ProfileEntry, root: string): Html {
   const s = entry.profile.system;
   const gpus = s.gpus.length === 0 ? 'no GPU' : s.gpus.map((g) => `${g.vendor} ${g.model}${g.vram_mb ? ` (${fmtNum(g.vram_mb)} MiB)` : ''}`).join(', ');
-  return html`<h2>System</h2><p>${s.cpu_vendor} ${s.cpu_model}: ${s.cpu_cores} threads, ${s.cpu_physical_cores} physical cores, ${s.cpu_ghz} GHz; ${fmtBytes(s.memory_bytes)} memory; ${gpus}. ${s.os}, kernel ${s.kernel}, ${s.arch}, host ${s.hostname}; Node ${s.node_version}, Python ${s.python_version ?? '—'}, PBH ${s.harness_version}${s.git_sha ? ` (git ${s.git_sha})` : ''}.</p><p class="note">Its ${s.cpu_flags.split(' ').length} CPU flags (those that decide what an engine may execute, and every one), its peak FLOP/s and every Profile measured on this hardware: <a href="${root}machines.html#${machineSlug(entry.hardware)}">Machines</a>.</p>`;
+  return html`<h2>System</h2><p>${s.cpu_model.toLowerCase().startsWith(s.cpu_vendor.toLowerCase()) ? s.cpu_model : `${s.cpu_vendor} ${s.cpu_model}`}: ${s.cpu_cores} threads, ${s.cpu_physical_cores} physical cores, ${s.cpu_ghz} GHz; ${fmtBytes(s.memory_bytes)} memory; ${gpus}. ${s.os}, kernel ${s.kernel}, ${s.arch}, host ${s.hostname}; Node ${s.node_version}, Python ${s.python_version ?? '—'}, PBH ${s.harness_version}${s.git_sha ? ` (git ${s.git_sha})` : ''}.</p><p class="note">Its ${s.cpu_flags.split(' ').length} CPU flags (those that decide what an engine may execute, and every one), its peak FLOP/s and every Profile measured on this hardware: <a href="${root}machines.html#${machineSlug(entry.hardware)}">Machines</a>.</p>`;
 }
 
 /**
