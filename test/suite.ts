@@ -9,3 +9,6 @@ export const PBH_BIN = path.join(ROOT, 'packages', 'core', 'dist', 'cli', 'main.
 
 /** The bundled byte LM and its data (python/generate_lm.py, also run by test/global-setup.ts). */
 export const LM = path.join(ROOT, '.cache', 'lm');
+
+/** The LLMs of real architectures, their exports and their data (python/generate_llms.py; needs `pbh doctor --fix --engine llm`). */
+export const LLMS = path.join(ROOT, '.cache', 'llms');

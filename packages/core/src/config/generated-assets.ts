@@ -9,6 +9,7 @@ import type { LoadedExperiment } from './load.js';
  */
 const GENERATORS: readonly { folder: string; command: string }[] = [
   { folder: path.join('.cache', 'lm'), command: 'npm run generate:lm' },
+  { folder: path.join('.cache', 'llms'), command: 'npm run generate:llms' },
   { folder: path.join('.cache', 'study'), command: 'npm run study' },
   { folder: path.join('.cache', 'suite'), command: 'npm run generate' },
 ];
