@@ -3,9 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { openStore, runQuery, StoredProfileSchema, type StoredProfile } from '@pbh/core';
+import { openStore, ratioInterval, runQuery, StoredProfileSchema, type StoredProfile } from '@pbh/core';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fmtRatio } from '../src/lib/lead.js';
 import { noiseOf } from '../src/lib/noise.js';
 import { BROWSER_ARGS, CHROMIUM, pbh, ROOT } from './cli.js';
 import { addConstructedProfiles, runFixtures } from './pages-fixture.js';
@@ -200,6 +201,87 @@ describe('the leaderboard', () => {
       for (const reason of expected(noisy).reasons) expect(note).toContain(reason);
       // The rule, sessions under 100 ms among it, is the glossary's, linked from the note.
       expect(await page.locator('#noise a[href$="glossary.html#noisy"]').count()).toBe(1);
+    }
+  });
+});
+
+describe('the home page answers first', () => {
+  it('shows, on the first screen at 1400 x 900, each group\'s fastest entry, its figure and its lead with the interval from the sessions', async () => {
+    await page.goto(`${server.url}index.html`);
+    const rows = await page.locator('table.answers tbody tr').evaluateAll((trs: HTMLTableRowElement[]) =>
+      trs.map((tr) => ({
+        model: tr.dataset.model ?? '',
+        batch: Number(tr.dataset.batch),
+        winner: tr.querySelector('td.winner a')?.getAttribute('href') ?? '',
+        figure: tr.querySelector('td.figure')?.textContent ?? '',
+        lead: tr.querySelector('td.lead')?.textContent ?? '',
+        bottom: tr.getBoundingClientRect().bottom,
+      })),
+    );
+    const ranked = profiles.filter((p) => p.status === 'ok' && (p.scenario?.validity ?? 'VALID') === 'VALID' && p.throughput !== null);
+    const groups = new Map<string, StoredProfile[]>();
+    for (const p of ranked) {
+      const key = `${p.model.name}\u0000${p.workload.batch_size}`;
+      groups.set(key, [...(groups.get(key) ?? []), p]);
+    }
+    expect(rows.length).toBe(groups.size);
+    for (const row of rows) {
+      // Each answer in the first screen: no scrolling to learn who won.
+      expect(row.bottom, `${row.model} b${row.batch}`).toBeLessThanOrEqual(900);
+      const members = [...groups.get(`${row.model}\u0000${row.batch}`)!].sort((a, b) => b.throughput!.mean - a.throughput!.mean);
+      const [winner] = members;
+      expect(row.winner).toBe(`profiles/${slugOf(winner!.profile_id)}.html`);
+      expect(Number(row.figure.replace(/,/g, ''))).toBe(Math.round(winner!.throughput!.mean));
+      const rival = members.find((p) => p.engine.name !== winner!.engine.name) ?? members[1];
+      if (!rival) {
+        expect(row.lead).toBe('the only engine in this group');
+        continue;
+      }
+      // The ratio and its 95% interval from the two Profiles' per-session throughputs (core's ratioInterval).
+      const interval = ratioInterval(rival.sessions.map((x) => x.throughput_sps), winner!.sessions.map((x) => x.throughput_sps))!;
+      const text = `${fmtRatio(interval.ratio)}× [${fmtRatio(interval.low)}, ${fmtRatio(interval.high)}]`;
+      const rivalName = rival.engine.label ?? rival.engine.name;
+      if (interval.low <= 1 && interval.high >= 1) expect(row.lead).toMatch(new RegExp(`^tied on this machine with ${rivalName}.*: ${text.replace(/[[\].]/g, '\\$&')}$`));
+      else expect(row.lead).toMatch(new RegExp(`^${text.replace(/[[\].]/g, '\\$&')} faster than ${rivalName}`));
+    }
+    expect(await page.locator('section.answers p.note a[href="glossary.html#lead"]').count()).toBe(1);
+    await page.screenshot({ path: path.join(SHOTS, 'home-1400.png'), fullPage: false });
+  });
+});
+
+describe('a phone, 390 px wide', () => {
+  it('no page is wider than the screen, chart text is at least 11 px, and the home page answers on its first screen', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
+    const phone = await context.newPage();
+    try {
+      const ok = profiles.find((p) => p.status === 'ok')!;
+      const pages = ['index.html', `profiles/${slugOf(ok.profile_id)}.html`, 'sparsity.html', 'comparisons.html', 'models.html', 'engines/openvino.html', 'history.html', 'machines.html', 'sql.html', 'glossary.html'];
+      for (const name of pages) {
+        await phone.goto(`${server.url}${name}`);
+        const measured = await phone.evaluate(() => {
+          const sizes = [...document.querySelectorAll<SVGSVGElement>('svg.chart-svg')].flatMap((svg) => {
+            const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+            return [...svg.querySelectorAll('text')].map((t) => Number.parseFloat(getComputedStyle(t).fontSize) * scale);
+          });
+          return { width: document.documentElement.scrollWidth, smallest: sizes.length ? Math.min(...sizes) : null, nav: document.querySelector('header')!.getBoundingClientRect().height };
+        });
+        expect(measured.width, name).toBeLessThanOrEqual(390);
+        if (measured.smallest !== null) expect(measured.smallest, name).toBeGreaterThanOrEqual(11);
+        // The nav is one line (it wrapped to four), however many pages it lists.
+        expect(measured.nav, name).toBeLessThan(60);
+      }
+      await phone.goto(`${server.url}index.html`);
+      const first = await phone.locator('table.answers tbody tr').first().boundingBox();
+      expect(first!.y + first!.height).toBeLessThanOrEqual(844);
+      await phone.screenshot({ path: path.join(SHOTS, 'home-390.png'), fullPage: false });
+      // The leaderboard scrolls sideways under its rank and engine columns, which stay in view.
+      const wrap = phone.locator('.table-wrap:has(table#lb)');
+      await wrap.evaluate((el) => el.scrollTo({ left: 400 }));
+      const engine = await phone.locator('table#lb tbody tr:not(.g) td:nth-child(2)').first().boundingBox();
+      expect(engine!.x).toBeGreaterThanOrEqual(0);
+      expect(engine!.x).toBeLessThan(100);
+    } finally {
+      await context.close();
     }
   });
 });

@@ -117,7 +117,11 @@ export function sparsitySpeedChart(
         Plot.dot(rows.filter((r) => !nm.includes(r)), { x: 'x', y: 'y', stroke: 'series', fill: 'series', symbol: 'batch', r: 4, title: 'label', ...fc }),
         Plot.dot(nm, { x: 'x', y: 'y', stroke: 'series', fill: 'white', symbol: 'batch', r: 4, strokeWidth: 1.6, title: 'label', ...fc }),
         Plot.text(nm, { x: 'x', y: 'y', text: (r: Row) => r.pt.kind, dx: 7, textAnchor: 'start', fill: '#444', fontSize: 11, ...fc }),
-        Plot.text(lines, Plot.selectLast({ x: 'x', y: 'y', z: 'line', text: (r: Row) => `${r.series} ${r.batch.replace('batch ', 'b')}${r.dash ? ' (mag.)' : ''}`, dx: 6, textAnchor: 'start', fill: 'series', fontSize: 11, ...fc })),
+        // Accuracy ratios of one model coincide across engines and batch sizes (the same answers): their end labels
+        // would print over each other, so that chart names its lines by colour and symbol only.
+        ...(metric === 'relAccuracy'
+          ? []
+          : [Plot.text(lines, Plot.selectLast({ x: 'x', y: 'y', z: 'line', text: (r: Row) => `${r.series} ${r.batch.replace('batch ', 'b')}${r.dash ? ' (mag.)' : ''}`, dx: 6, textAnchor: 'start', fill: 'series', fontSize: 11, ...fc }))]),
       ],
     },
   });
