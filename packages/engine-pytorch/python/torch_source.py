@@ -89,6 +89,9 @@ def _recorded_source(onnx_path: str) -> dict[str, str] | None:
     model = onnx.load(onnx_path, load_external_data=False)
     meta = {p.key: p.value for p in model.metadata_props}
     path = meta.get("pbh.source.path")
+    # Exports of other frameworks' models (a .tflite, a SavedModel) are run from the ONNX file, through onnx2torch.
+    if meta.get("pbh.source.format") not in ("torchscript", "torch_export"):
+        return None
     if not path or not os.path.isfile(path) or file_sha256(path) != meta.get("pbh.source.sha256"):
         return None
     return {"path": path}

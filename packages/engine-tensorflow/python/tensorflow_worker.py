@@ -190,17 +190,13 @@ class TensorFlow(Engine):
                 for node in device.node_stats:
                     if node.node_name in ("_SOURCE", "_SINK"):
                         continue
-                    entry = totals.setdefault(node.node_name, [0.0, 0])
+                    # The kernel that ran, as the executor labels it ("name = _FusedConv2D(...)"): grappler's
+                    # fusions keep the last fused node's name, so the graph's own op type would say Relu.
+                    label = node.timeline_label.split(" = ", 1)[1].split("(", 1)[0] if " = " in node.timeline_label else node.timeline_label.split(" ", 1)[0]
+                    entry = totals.setdefault(node.node_name, [0.0, 0, label])
                     entry[0] += (node.op_end_rel_nanos or node.op_end_rel_micros * 1000) - (node.op_start_rel_nanos or node.op_start_rel_micros * 1000)
                     entry[1] += 1
-        layers = []
-        for name, (total, calls) in totals.items():
-            try:
-                op = self.graph.get_operation_by_name(name).type
-            except KeyError:
-                op = "unknown"
-            layers.append(Layer(name, op, total / calls, calls))
-        return layers
+        return [Layer(name, op, total / calls, calls) for name, (total, calls, op) in totals.items()]
 
     def close(self) -> None:
         if hasattr(self, "session"):
