@@ -45,7 +45,7 @@ def build(out: str, log) -> dict:
     torch.set_num_threads(1)
     train_bytes, held = corpus.splits()
     paragraphs = train_bytes.tobytes().decode('utf-8').split('\n\n')
-    tok = tokenizer.train(paragraphs)
+    tok = tokenizer.train(paragraphs, MAX_POSITIONS)
     train_ids = np.asarray(tok.backend_tokenizer.encode('\n\n'.join(paragraphs)).ids, dtype=np.int32)
     held_text = held[:HELD_OUT_BYTES].tobytes().decode('utf-8', errors='ignore')
     held_ids = np.asarray(tok.backend_tokenizer.encode(held_text).ids, dtype=np.int32)

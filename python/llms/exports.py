@@ -5,6 +5,7 @@ installed or it refuses an architecture, the part is skipped and the reason reco
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 
@@ -71,9 +72,11 @@ def ort_genai(hf_dir: str, out: str, cache: str) -> dict:
     options = builder.parse_extra_options(None, hf_dir, out, 'fp32', 'cpu', cache, [])
     try:
         builder.create_model(None, hf_dir, out, 'fp32', 'cpu', cache, **options)
-    except NotImplementedError as e:
+    except NotImplementedError:
         shutil.rmtree(out, ignore_errors=True)
-        return {'skipped': f'onnxruntime-genai {_version("onnxruntime-genai")} builder: {e}'}
+        with open(os.path.join(hf_dir, 'config.json')) as f:
+            architecture = json.load(f)['architectures'][0]
+        return {'skipped': f'the model builder of onnxruntime-genai {_version("onnxruntime-genai")} does not take {architecture} ("not currently supported")'}
     copy_tokenizer(hf_dir, out)
     return {'path': os.path.join(out, 'model.onnx'), 'config': os.path.join(out, 'genai_config.json'),
             'exporter': f'onnxruntime-genai {_version("onnxruntime-genai")}', **_io(os.path.join(out, 'model.onnx'))}

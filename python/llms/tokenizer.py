@@ -11,8 +11,9 @@ VOCAB = 512
 END = '<|endoftext|>'
 
 
-def train(paragraphs: list[str]):
-    """A GPT2TokenizerFast of VOCAB tokens (id 0 is END); BPE training is deterministic for the same text."""
+def train(paragraphs: list[str], max_length: int):
+    """A GPT2TokenizerFast of VOCAB tokens (id 0 is END) for models of `max_length` positions; BPE training is
+    deterministic for the same text."""
     from transformers import GPT2TokenizerFast
 
     tok = Tokenizer(models.BPE())
@@ -25,5 +26,5 @@ def train(paragraphs: list[str]):
     tok.train_from_iterator(paragraphs, trainer=trainer)
     return GPT2TokenizerFast(
         tokenizer_object=tok, bos_token=END, eos_token=END, unk_token=END, pad_token=END, add_prefix_space=False,
-        model_max_length=None,
+        model_max_length=max_length,
     )
