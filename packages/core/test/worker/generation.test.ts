@@ -45,7 +45,7 @@ function order(traces: GenerationTrace[]): string[] {
 describe('generation in the worker (protocol 5)', () => {
   it('runs the same schedule as the harness loop: the same tokens in the same interleaving, arrivals kept', async () => {
     const model = await scripted();
-    const schedule: GenerationSchedule = { prompts: [[10, 11], [20, 21, 22], [30], [40, 41]], maxNewTokens: 4, arrivalsNs: null, concurrency: 2, cacheShape: CACHE };
+    const schedule: GenerationSchedule & { cacheShape: number[] } = { prompts: [[10, 11], [20, 21, 22], [30], [40, 41]], maxNewTokens: 4, arrivalsNs: null, concurrency: 2, cacheShape: CACHE };
     const inWorker = await model.generator!.generate(schedule);
     const inHarness = await runGenerationLoop(async (feeds: TensorMap) => (await model.sut.infer(feeds)).outputs, schedule);
     expect(inWorker.map((t) => t.tokens)).toEqual([[12, 13, 14, 15], [23, 24, 25, 26], [31, 32, 33, 34], [42, 43, 44, 45]]);

@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+// npm run bench:llm — PBH's TTFT and TPOT on each LLM engine beside a bare loop over that engine's own API
+// (scripts/llm_bare_loop.py: transformers' and optimum's generate with a streamer, ONNX Runtime GenAI's
+// generate_next_token loop, a hand-fed OpenVINO compiled model), on the same model, prompt ids, output length and
+// threads, in rounds that alternate which goes first. Every figure is the median over rounds of each run's p50, in ms.
+// Needs `npm run build`, the venv with torch and the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm)
+// and the generated LLMs (npm run generate:llms). Knobs: MODELS (llama_gqa,gpt2,qwen2,phi3), ENGINES, THREADS (1),
+// ROUNDS (3), MAX_NEW (32), PROMPTS (8).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const python = path.join(root, '.venv', 'bin', 'python');
+const pbh = path.join(root, 'packages', 'core', 'dist', 'cli', 'main.js');
+const llms = path.join(root, '.cache', 'llms');
+const MODELS = (process.env.MODELS ?? 'llama_gqa,gpt2,qwen2,phi3').split(',');
+const ENGINES = (process.env.ENGINES ?? 'onnxruntime,openvino,transformers,onnxruntime-genai').split(',');
+const THREADS = Number(process.env.THREADS ?? 1);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const MAX_NEW = Number(process.env.MAX_NEW ?? 32);
+const PROMPTS = Number(process.env.PROMPTS ?? 8);
+// Target: PBH's figure within 3% of the bare loop's.
+const TOLERANCE_SHARE = 0.03;
+const THREAD_OPTION = { onnxruntime: 'intraOpNumThreads', openvino: 'threads', transformers: 'threads', 'onnxruntime-genai': 'threads' };
+
+const work = mkdtempSync(path.join(os.tmpdir(), 'pbh-bench-llm-'));
+const median = (xs) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
+const convertCache = path.join(root, '.cache', 'converted-onnx');
+const env = { ...process.env, USE_TF: '0', PYTHONPATH: path.join(root, 'python'), PBH_CONVERT_CACHE: convertCache };
+
+function pbhRun(model, engine, round) {
+  const config = path.join(work, `${model}-${engine}-${round}.json`);
+  const db = path.join(work, `${model}-${engine}-${round}.duckdb`);
+  writeFileSync(
+    config,
+    JSON.stringify({
+      name: 'bench-llm',
+      dataset: { kind: 'text', prompts: path.join(llms, 'data', 'prompts.jsonl'), limit: PROMPTS },
+      models: [{ name: model, path: path.join(llms, model, 'hf') }],
+      generate: { max_new_tokens: MAX_NEW, gate_prompts: 0, perplexity: false },
+      engines: [{ name: engine, process: 'worker', options: { [THREAD_OPTION[engine]]: THREADS } }],
+      batch_sizes: [1],
+      warmup_batches: 2,
+      sessions: 1,
+    }),
+  );
+  execFileSync('node', [pbh, 'run', config, '--db', db], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  const sql = `SELECT g.ttft_p50_ms, g.tpot_p50_ms, p.engine_facts FROM generation g JOIN profiles p USING (profile_id)`;
+  const out = execFileSync('node', [pbh, 'query', '--db', db, '--format', 'json', sql], { env }).toString();
+  const [row] = JSON.parse(out);
+  if (!row) throw new Error(`${model} on ${engine}: no generate Profile stored (see the run above)`);
+  return row;
+}
+
+/** The folder of PBH's ONNX export of the model (a cache hit after PBH's run), for optimum's and OpenVINO's loops. */
+function exportFolder(model) {
+  const out = execFileSync(python, ['-m', 'model_convert', '--cache', convertCache, '--from', 'transformers', path.join(llms, model, 'hf')], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  return path.dirname(JSON.parse(out.toString().trim().split('\n').at(-1)).onnx_path);
+}
+
+function bare(model, engine, folder, promptsFile) {
+  const out = execFileSync(python, [path.join(root, 'scripts', 'llm_bare_loop.py'), engine, folder, promptsFile, String(MAX_NEW), String(THREADS)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const { ttft_ms: ttft, tpot_ms: tpot } = JSON.parse(out.toString().trim().split('\n').at(-1));
+  return { ttft: median(ttft), tpot: median(tpot) };
+}
+
+function tokenIds(model) {
+  const texts = readFileSync(path.join(llms, 'data', 'prompts.jsonl'), 'utf8').split('\n').filter(Boolean).slice(0, PROMPTS).map((l) => JSON.parse(l).prompt);
+  const request = JSON.stringify({ tokenizer: path.join(llms, model, 'hf', 'tokenizer.json'), prompts: texts, held_out: null, window: 2 });
+  const answer = JSON.parse(execFileSync(python, ['-m', 'tokenize_text'], { input: request, env }).toString());
+  const file = path.join(work, `${model}-prompts.json`);
+  writeFileSync(file, JSON.stringify(answer.prompts));
+  return file;
+}
+
+if (!existsSync(path.join(llms, 'llms.json'))) throw new Error(`no generated LLMs in ${llms}: run npm run generate:llms first`);
+const rows = [];
+for (const model of MODELS) {
+  const promptsFile = tokenIds(model);
+  for (const engine of ENGINES) {
+    const pbhFigures = [];
+    const bareFigures = [];
+    let folder = null;
+    try {
+      const runPbh = (r) => {
+        const row = pbhRun(model, engine, r);
+        folder ??= engine === 'transformers' ? path.join(llms, model, 'hf') : engine === 'onnxruntime-genai' ? JSON.parse(row.engine_facts).folder : exportFolder(model);
+        pbhFigures.push({ ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms });
+      };
+      // Even rounds run PBH first (round 0 also finds the folder the bare loop reads), odd rounds the bare loop.
+      for (let r = 0; r < ROUNDS; r++) {
+        if (r % 2 === 0) runPbh(r);
+        bareFigures.push(bare(model, engine, folder, promptsFile));
+        if (r % 2 === 1) runPbh(r);
+      }
+    } catch (e) {
+      rows.push({ model, engine, error: e.message.split('\n')[0] });
+      continue;
+    }
+    const m = (xs, k) => median(xs.map((x) => x[k]));
+    const row = { model, engine, pbh_ttft: m(pbhFigures, 'ttft'), bare_ttft: m(bareFigures, 'ttft'), pbh_tpot: m(pbhFigures, 'tpot'), bare_tpot: m(bareFigures, 'tpot') };
+    row.ttft_ratio = row.pbh_ttft / row.bare_ttft;
+    row.tpot_ratio = row.pbh_tpot / row.bare_tpot;
+    row.within = Math.abs(row.ttft_ratio - 1) <= TOLERANCE_SHARE && Math.abs(row.tpot_ratio - 1) <= TOLERANCE_SHARE;
+    rows.push(row);
+  }
+}
+
+const fmt = (x) => (typeof x === 'number' ? x.toFixed(3) : String(x ?? ''));
+console.log(`threads ${THREADS}, ${PROMPTS} prompts, ${MAX_NEW} new tokens, ${ROUNDS} rounds; ms, medians of p50s; ratio = PBH / bare (target within ${TOLERANCE_SHARE * 100}%)`);
+console.log(['model', 'engine', 'TTFT pbh', 'TTFT bare', 'ratio', 'TPOT pbh', 'TPOT bare', 'ratio', 'within'].join('\t'));
+for (const r of rows) {
+  if (r.error) console.log([r.model, r.engine, `error: ${r.error}`].join('\t'));
+  else console.log([r.model, r.engine, fmt(r.pbh_ttft), fmt(r.bare_ttft), fmt(r.ttft_ratio), fmt(r.pbh_tpot), fmt(r.bare_tpot), fmt(r.tpot_ratio), r.within ? 'yes' : 'no'].join('\t'));
+}
