@@ -25,6 +25,10 @@ OPSET = 17
 SIGNATURE = "serving_default"
 
 
+class Unconvertible(Exception):
+    """tf2onnx cannot convert this model; the message names the op."""
+
+
 def kind(path: str) -> str:
     if os.path.isdir(path):
         if os.path.isfile(os.path.join(path, "saved_model.pb")):
@@ -142,6 +146,16 @@ def drop_relu_before_quantize(model) -> int:
     return len(removed)
 
 
+def unconvertible_ops(interpreter) -> list[str]:
+    """The .tflite's ops that tf2onnx has no handler for (it reads every op as TFL_<NAME>)."""
+    from tf2onnx import tflite_handlers  # noqa: F401, PLC0415 - registers the TFL_ handlers
+    from tf2onnx.handler import tf_op  # noqa: PLC0415
+
+    handled = {name for opsets in tf_op.get_opsets().values() for table in opsets for name in table}
+    ops = {op["op_name"] for op in interpreter._get_ops_details()}  # noqa: SLF001 - the Python API's only op list
+    return sorted(op for op in ops if f"TFL_{op}" not in handled)
+
+
 def export(path: str, target: str) -> dict:
     import onnx  # noqa: PLC0415
     import tensorflow as tf  # noqa: PLC0415
@@ -151,7 +165,13 @@ def export(path: str, target: str) -> dict:
     if source == "tflite":
         from ai_edge_litert.interpreter import Interpreter  # noqa: PLC0415
 
-        inputs, outputs = tflite_io(Interpreter(model_path=path))
+        from ai_edge_litert.interpreter import OpResolverType  # noqa: PLC0415
+
+        interpreter = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        missing = unconvertible_ops(interpreter)
+        if missing:
+            raise Unconvertible(f"tf2onnx {version('tf2onnx')} has no converter for op {', '.join(missing)} of this .tflite{' (DENSIFY: sparse weights that LiteRT densifies at load)' if 'DENSIFY' in missing else ''}: run it on the litert engine, or convert it without that op")
+        inputs, outputs = tflite_io(interpreter)
         model, _ = tf2onnx.convert.from_tflite(path, opset=OPSET)
         rename(model.graph, {io["tensor"]: io["name"] for io in inputs + outputs})
         add_quantization(model, inputs, outputs)

@@ -23,8 +23,7 @@ interface Row {
 }
 interface Profile {
   model: { framework: string; path: string; parameters: number; flops_per_sample: number | null; inputs: { name: string; dtype: string; shape: unknown[] }[]; outputs: { name: string }[]; source: Record<string, unknown> };
-  engine: { facts: Record<string, unknown>; precision?: unknown };
-  precision?: { executed: string; evidence: string };
+  engine: { facts: Record<string, unknown>; precision: { executed: string; evidence: string } };
   layers?: { name: string; op_type: string; mean_ns: number }[] | null;
 }
 
@@ -107,7 +106,7 @@ describe('TensorFlow-born models on one leaderboard', () => {
     const plain = profile('cnn_savedmodel', 'tensorflow');
     expect(plain.engine.facts).toMatchObject({ source_format: 'savedmodel', jit_compile: false, intra_op_threads: 1 });
     expect(profile('cnn_keras', 'tensorflow-xla').engine.facts).toMatchObject({ source_format: 'keras', jit_compile: true });
-    expect(JSON.stringify(plain)).toMatch(/compute ops \(convolutions, matmuls\) are \d+ float32/);
+    expect(plain.engine.precision).toMatchObject({ executed: 'fp32', evidence: expect.stringMatching(/compute ops \(convolutions, matmuls\) are \d+ float32/) });
     const layers = plain.layers ?? [];
     // The kernels TensorFlow's executor ran (grappler fuses bias and relu into the convolution and the matmul).
     expect(layers.some((l) => /Conv2D/.test(l.op_type))).toBe(true);

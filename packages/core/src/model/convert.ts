@@ -70,7 +70,8 @@ export async function convertModel(file: string, converter: Converter, cacheDir 
     timeout: 20 * 60_000,
   });
   if (result.exitCode !== 0) {
-    const said = result.stderr.split('\n').filter((l) => l.trim() && !/warn/i.test(l)).slice(-3).join(' ');
+    // The converter's own message is its last line; frameworks log freely before it.
+    const said = result.stderr.split('\n').filter((l) => l.trim()).at(-1);
     throw new ConversionError(`could not convert ${file} to ONNX: ${said || result.shortMessage}`);
   }
   const parsed = ConversionSchema.safeParse(JSON.parse(result.stdout.trim().split('\n').at(-1) ?? 'null'));
