@@ -254,9 +254,14 @@ class Dispatcher:
             raise WorkerError("bad_request", '"generate" arrivals_ns must be int64, one per prompt, non-decreasing')
         ends = np.cumsum(lengths).tolist()
         prompts = [flat[e - n : e].tolist() for e, n in zip(ends, lengths.tolist())]
-        decoder = self._decoder(header)
-        arrival, tokens, token_ns = generation.generate(decoder, prompts, max_new, None if arrivals is None else arrivals.tolist(), concurrency, self.clock)
-        return {"requests": len(prompts)}, {
+        schedule = None if arrivals is None else arrivals.tolist()
+        if self.declaration.capabilities.get("stream"):
+            arrival, tokens, token_ns, figures = generation.stream_requests(self.engine.stream, prompts, max_new, schedule, self.clock)  # type: ignore[attr-defined]
+            header_out: dict[str, Any] = {"requests": len(prompts), "served": "one_at_a_time", "runtime_figures": figures}
+        else:
+            arrival, tokens, token_ns = generation.generate(self._decoder(header), prompts, max_new, schedule, concurrency, self.clock)
+            header_out = {"requests": len(prompts), "served": "interleaved"}
+        return header_out, {
             "arrival_ns": np.asarray(arrival, dtype="<i8"),
             "tokens": np.asarray(tokens, dtype="<i8").reshape(-1),
             "token_ns": np.asarray(token_ns, dtype="<i8").reshape(-1),
@@ -266,5 +271,7 @@ class Dispatcher:
         tokens = tensors.get("tokens")
         if tokens is None or tokens.dtype != np.int64 or tokens.ndim != 1:
             raise WorkerError("bad_request", '"score_text" takes one int64 tensor "tokens"')
+        if self.declaration.capabilities.get("stream") and not self.declaration.capabilities.get("decoder"):
+            raise WorkerError("unsupported", f"engine {self.declaration.name} runs its runtime's own generate loop and gives no logits: it cannot score text")
         nll, predicted = generation.score_text(self._decoder(header), tokens.tolist(), int_field(header, "window", 2))
         return {"nll_sum": nll, "predicted": predicted}

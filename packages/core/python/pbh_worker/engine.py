@@ -24,6 +24,11 @@ methods a class has; a declared capability whose method is missing is refused wh
     decoder      decoder() -> decoders.Decoder            the runtime's own prefill/decode of a language model
                                                           (transformers, an LLM runtime); without it the generate
                                                           workload drives the graph through bind (decoders.py)
+    stream       stream(ids, max_new_tokens, on_token) -> {name: figure}
+                                                          a runtime whose generate loop is its own (a pipeline):
+                                                          it calls on_token(id) as each token is ready and returns
+                                                          its own figures; requests are served one at a time and
+                                                          perplexity is not measured (no logits)
 """
 
 from __future__ import annotations
@@ -138,6 +143,7 @@ CAPABILITY_METHODS: dict[str, tuple[str, ...]] = {
     "layers": ("layers",),
     "concurrency": ("max_concurrency", "bind_async"),
     "decoder": ("decoder",),
+    "stream": ("stream",),
 }
 
 

@@ -7,12 +7,13 @@ the prefills of newly admitted requests first, then one decode step of every oth
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from .clock import REAL, Clock
 from .decoders import Decoder
+from .errors import WorkerError
 
 
 def generate(decoder: Decoder, prompts: list[list[int]], max_new_tokens: int | list[int], arrivals_ns: list[int] | None,
@@ -45,6 +46,37 @@ def generate(decoder: Decoder, prompts: list[list[int]], max_new_tokens: int | l
             if len(tokens[a[0]]) >= budget[a[0]]:
                 active.remove(a)
     return arrival, tokens, token_ns
+
+
+# stream(ids, max_new_tokens, on_token) -> the runtime's own figures for the request.
+Stream = Callable[[list[int], int, Callable[[int], None]], dict[str, float]]
+
+
+def stream_requests(stream: Stream, prompts: list[list[int]], max_new_tokens: int, arrivals_ns: list[int] | None,
+                    clock: Clock = REAL) -> tuple[list[int], list[list[int]], list[list[int]], list[dict[str, float]]]:
+    """A runtime's own generate loop, one request at a time in arrival order: (arrival_ns, tokens, token_ns, figures)."""
+    _now = clock.now
+    n = len(prompts)
+    arrival = [0] * n
+    tokens: list[list[int]] = [[] for _ in range(n)]
+    token_ns: list[list[int]] = [[] for _ in range(n)]
+    figures: list[dict[str, float]] = []
+    start = _now()
+    for i, ids in enumerate(prompts):
+        if arrivals_ns is not None:
+            clock.wait_until(start + arrivals_ns[i])
+            arrival[i] = arrivals_ns[i]
+        else:
+            arrival[i] = _now() - start
+
+        def on_token(token: int, i: int = i) -> None:
+            token_ns[i].append(_now() - start)
+            tokens[i].append(int(token))
+
+        figures.append(stream(ids, max_new_tokens, on_token))
+        if len(tokens[i]) != max_new_tokens:
+            raise WorkerError("runtime_error", f"request {i}: the runtime streamed {len(tokens[i])} tokens, {max_new_tokens} were asked for (its generate stopped early: set min_new_tokens)")
+    return arrival, tokens, token_ns, figures
 
 
 def score_text(decoder: Decoder, tokens: list[int], window: int) -> tuple[float, int]:

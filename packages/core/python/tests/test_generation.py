@@ -112,3 +112,25 @@ def test_a_cache_with_open_heads_is_refused():
     specs = [TensorSpec("input_ids", "int64", [None, None]), TensorSpec("past_key_values.0.key", "float32", [None, None, None, 4]), TensorSpec("past_key_values.0.value", "float32", [None, None, None, 4])]
     with pytest.raises(WorkerError, match="kv_heads and head_dim fixed"):
         graph_decoder(lambda f: f, specs, None, "model.onnx")
+
+
+def test_a_streaming_runtime_serves_one_request_at_a_time_timed_per_token():
+    clock = FakeClock()
+
+    def stream(ids, max_new, on_token):
+        for k in range(max_new):
+            clock.advance(10 * US)
+            on_token(ids[-1] + k + 1)
+        return {"ttft_ms": 0.01}
+
+    arrival, tokens, token_ns, figures = generation.stream_requests(stream, [[1], [5, 6]], 2, [0, 5 * US], clock)
+    assert tokens == [[2, 3], [7, 8]]
+    assert arrival == [0, 5 * US]
+    # The second request arrived at 5 µs but waits for the first to finish at 20 µs.
+    assert token_ns == [[10 * US, 20 * US], [30 * US, 40 * US]]
+    assert figures == [{"ttft_ms": 0.01}, {"ttft_ms": 0.01}]
+
+
+def test_a_runtime_that_stops_early_is_named():
+    with pytest.raises(WorkerError, match="streamed 1 tokens, 3 were asked"):
+        generation.stream_requests(lambda ids, n, on: (on(1), {})[1], [[1]], 3, None, FakeClock())

@@ -132,9 +132,11 @@ export interface Probes {
 
 /** A generation loop in the runtime's process (contracts/generation.ts's LM graph); null runs the harness's loop on infer. */
 export interface Generator {
+  /** interleaved: requests' steps interleave up to the schedule's concurrency; one_at_a_time: the runtime's own loop serves each request whole. */
+  serves: 'interleaved' | 'one_at_a_time';
   generate(schedule: GenerationSchedule): Promise<GenerationTrace[]>;
-  /** Next-token negative log-likelihood of `tokens` in non-overlapping windows of `window` tokens. */
-  scoreText(tokens: number[], window: number, cacheShape: number[] | null): Promise<TextScore>;
+  /** Next-token negative log-likelihood of `tokens` in non-overlapping windows of `window` tokens; null: the runtime gives no logits. */
+  scoreText: ((tokens: number[], window: number, cacheShape: number[] | null) => Promise<TextScore>) | null;
 }
 
 /** What the prepared model can do beyond what every one must, declared by the engine. */

@@ -40,6 +40,8 @@ export interface GenerationTrace {
   tokens: number[];
   /** When each generated token was available: [0] is the prefill's (first token), then one per decode step. */
   tokenNs: number[];
+  /** The runtime's own figures for this request (e.g. OpenVINO GenAI's ttft_ms, tpot_ms), where it reports them. */
+  runtime?: Record<string, number>;
 }
 
 export interface TextScore {
@@ -123,6 +125,12 @@ export const GenerationResultSchema = z.object({
   tokenizer: TokenizerFactsSchema.nullable().default(null),
   /** The prompts' form: a JSONL file of {"prompt"}, ShareGPT conversations, or seeded random ids. */
   prompt_source: z.enum(['jsonl', 'sharegpt', 'random']).nullable().default(null),
+  /** interleaved: PBH's loop stepped every request in flight; one_at_a_time: the runtime's own generate loop served each request whole. */
+  served: z.enum(['interleaved', 'one_at_a_time']).nullable().default(null),
+  /** The runtime's own figures (medians over session 0's requests), beside PBH's: e.g. OpenVINO GenAI's perf metrics. */
+  runtime_reported: z.record(z.string(), z.number()).nullable().default(null),
+  /** Why perplexity is absent when it was asked for (a runtime that gives no logits). */
+  perplexity_unavailable: z.string().nullable().default(null),
   /** The model's cache: PBH's fixed-capacity graph, or the Hugging Face decoder layout (growing, per layer). */
   model_layout: z.enum(['pbh_cache', 'hf_decoder']).nullable().default(null),
   /** Session 0's requests, raw. */

@@ -45,5 +45,7 @@ export function generationRow(profile: Profile): Row | null {
     tokenizer_sha256: g.tokenizer?.sha256 ?? null,
     prompt_source: g.prompt_source,
     model_layout: g.model_layout,
+    served: g.served,
+    runtime_reported: g.runtime_reported ? JSON.stringify(g.runtime_reported) : null,
   };
 }

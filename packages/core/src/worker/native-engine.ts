@@ -208,6 +208,7 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
       memory: async () => ({ rssBytes: client.rssPeakBytes ?? 0 }),
     };
     const generator: Generator = {
+      serves: capabilities.stream ? 'one_at_a_time' : 'interleaved',
       async generate(schedule) {
         const n = schedule.prompts.length;
         const tensors: NamedTensor[] = [
@@ -222,13 +223,18 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
         const arrival = int64Column(reply.tensors, 'arrival_ns', n, name);
         const tokens = int64Column(reply.tensors, 'tokens', n * k, name);
         const tokenNs = int64Column(reply.tensors, 'token_ns', n * k, name);
-        return arrival.map((arrivalNs, r) => ({ arrivalNs, tokens: tokens.slice(r * k, (r + 1) * k), tokenNs: tokenNs.slice(r * k, (r + 1) * k) }));
+        const figures = reply.header.runtime_figures;
+        return arrival.map((arrivalNs, r) => ({ arrivalNs, tokens: tokens.slice(r * k, (r + 1) * k), tokenNs: tokenNs.slice(r * k, (r + 1) * k), ...(figures?.[r] ? { runtime: figures[r] } : {}) }));
       },
-      async scoreText(tokens, window, cacheShape) {
-        const tensor: NamedTensor = { name: 'tokens', dtype: 'int64', dims: [tokens.length], data: BigInt64Array.from(tokens, (t) => BigInt(t)) };
-        const { header } = await client.call('score_text', { window, cache_shape: cacheShape }, [tensor], { timeoutMs: timeouts.sessionSlack });
-        return { nllSum: header.nll_sum, predicted: header.predicted };
-      },
+      // A runtime whose generate loop is its own (capability stream, no decoder) gives no logits to score.
+      scoreText:
+        capabilities.stream && !capabilities.decoder
+          ? null
+          : async (tokens, window, cacheShape) => {
+              const tensor: NamedTensor = { name: 'tokens', dtype: 'int64', dims: [tokens.length], data: BigInt64Array.from(tokens, (t) => BigInt(t)) };
+              const { header } = await client.call('score_text', { window, cache_shape: cacheShape }, [tensor], { timeoutMs: timeouts.sessionSlack });
+              return { nllSum: header.nll_sum, predicted: header.predicted };
+            },
     };
     return {
       inputs: load.inputs,

@@ -123,6 +123,10 @@ export type ScheduleReply = z.infer<typeof scheduleReplySchema>;
 export const generateReplySchema = z.looseObject({
   ...replyBase,
   requests: z.number().int().positive(),
+  /** interleaved: the harness's loop on the engine's decoder; one_at_a_time: the runtime's own generate loop (capability stream). */
+  served: z.enum(['interleaved', 'one_at_a_time']).default('interleaved'),
+  /** Per request, the runtime's own figures (OpenVINO GenAI's perf metrics), where it reports them. */
+  runtime_figures: z.array(z.record(z.string(), z.number())).optional(),
 });
 
 /** `score_text`: the summed next-token negative log-likelihood and how many tokens it covers. */

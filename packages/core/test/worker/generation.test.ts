@@ -59,7 +59,7 @@ describe('generation in the worker (protocol 5)', () => {
   it('scores text in windows in the worker as the harness does', async () => {
     const model = await scripted();
     // Scripted logits are 1 at last + 1 and 0 elsewhere: -ln p is ln(255 + e) - 1 where the next token is last + 1.
-    const score = await model.generator!.scoreText([1, 2, 3, 9, 10, 11, 12], 4, CACHE);
+    const score = await model.generator!.scoreText!([1, 2, 3, 9, 10, 11, 12], 4, CACHE);
     expect(score.predicted).toBe(3 + 2);
     const hit = Math.log(255 + Math.E) - 1;
     const miss = Math.log(255 + Math.E);

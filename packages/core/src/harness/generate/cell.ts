@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import type { EngineProcess, PreparedModel } from '../../contracts/engine.js';
-import type { GenerationSchedule } from '../../contracts/generation.js';
+import type { GenerationSchedule, GenerationTrace } from '../../contracts/generation.js';
 import type { MetricContext, MetricValue } from '../../contracts/metric.js';
 import type { Profile } from '../../contracts/profile.js';
 import type { Cell } from '../../config/keys.js';
@@ -66,6 +66,13 @@ function referenceContinuations(ctx: SweepContext, plan: GeneratePlan, schedule:
   return deadline.run(hit);
 }
 
+/** Medians of what the runtime reported per request (its own counters), keyed as it names them; null when it reports none. */
+function runtimeReported(traces: GenerationTrace[]): Record<string, number> | null {
+  const keys = [...new Set(traces.flatMap((t) => Object.keys(t.runtime ?? {})))];
+  if (keys.length === 0) return null;
+  return Object.fromEntries(keys.map((k) => [k, summarize(traces.flatMap((t) => (t.runtime?.[k] === undefined ? [] : [t.runtime[k]]))).p50]));
+}
+
 /**
  * A generate cell: plan → prepare → gate (greedy continuations against the reference engine, before anything is
  * timed) → warmup → tracked sessions of the whole prompt set → perplexity on the held-out text → the Profile's
@@ -114,10 +121,13 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   }
   let perplexity: NonNullable<Profile['generation']>['perplexity'] = null;
   const held = plan.tokens.heldOut;
-  if (plan.cfg.perplexity && held && held.length > 1) {
+  const score = gen.scoreText;
+  let perplexityUnavailable: string | null = null;
+  if (plan.cfg.perplexity && held && held.length > 1 && !score) perplexityUnavailable = `${cell.engineLabel} runs its runtime's own generate loop and gives no logits`;
+  if (plan.cfg.perplexity && held && held.length > 1 && score) {
     ctx.onProgress?.({ kind: 'phase', phase: 'score (perplexity)' });
     const { window } = plan;
-    const scored = await deadline.run(gen.scoreText(held, window));
+    const scored = await deadline.run(score(held, window));
     const nll = scored.nllSum / scored.predicted;
     // Bits per byte compare across tokenizers: the same text's total surprise over its UTF-8 bytes.
     const bytes = plan.tokens.heldOutBytesPredicted;
@@ -138,6 +148,9 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
     tokenizer: plan.tokens.tokenizer,
     prompt_source: plan.dataset.form,
     model_layout: plan.lm.layout,
+    served: gen.serves,
+    runtime_reported: runtimeReported(sessions[0]?.traces ?? []),
+    perplexity_unavailable: perplexityUnavailable,
   };
   // Ranked like any Profile: throughput is output tokens/s, the headline latency a request's end to end.
   profile.sessions = figures.sessions;

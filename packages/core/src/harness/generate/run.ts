@@ -1,4 +1,4 @@
-import type { PreparedModel } from '../../contracts/engine.js';
+import type { Generator, PreparedModel } from '../../contracts/engine.js';
 import type { GenerationSchedule, GenerationTrace, TextScore } from '../../contracts/generation.js';
 import { CellConfigError } from '../errors.js';
 import { runGenerationLoop, scoreTextWith, type LmStep } from './lm-loop.js';
@@ -9,19 +9,25 @@ import { runGenerationLoop, scoreTextWith, type LmStep } from './lm-loop.js';
  */
 export interface GenerationRunner {
   executor: 'runtime' | 'harness';
+  serves: Generator['serves'];
   generate(schedule: GenerationSchedule): Promise<GenerationTrace[]>;
-  scoreText(tokens: number[], window: number): Promise<TextScore>;
+  /** null: the runtime gives no logits, so perplexity is not measured on it. */
+  scoreText: ((tokens: number[], window: number) => Promise<TextScore>) | null;
 }
 
 export function generatorOf(model: PreparedModel, cacheShape: number[] | null, signal?: AbortSignal): GenerationRunner {
   const own = model.generator;
-  if (own) return { executor: 'runtime', generate: (s) => own.generate(s), scoreText: (tokens, window) => own.scoreText(tokens, window, cacheShape) };
+  if (own) {
+    const score = own.scoreText;
+    return { executor: 'runtime', serves: own.serves, generate: (s) => own.generate(s), scoreText: score ? (tokens, window) => score(tokens, window, cacheShape) : null };
+  }
   if (cacheShape === null) {
     throw new CellConfigError(`${model.runsIn.binding} in the harness's process drives PBH's own cache graph only; a Hugging Face decoder runs in the engine's worker: set process: worker on this engine entry.`);
   }
   const step: LmStep = async (feeds) => (await model.sut.infer(feeds)).outputs;
   return {
     executor: 'harness',
+    serves: 'interleaved',
     generate: (s) => runGenerationLoop(step, { ...s, cacheShape }, signal),
     scoreText: (tokens, window) => scoreTextWith(step, tokens, window, cacheShape, signal),
   };
