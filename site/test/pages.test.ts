@@ -221,7 +221,7 @@ describe('the home page answers first', () => {
     const ranked = profiles.filter((p) => p.status === 'ok' && (p.scenario?.validity ?? 'VALID') === 'VALID' && p.throughput !== null);
     const groups = new Map<string, StoredProfile[]>();
     for (const p of ranked) {
-      const key = `${p.model.name}\u0000${p.workload.batch_size}`;
+      const key = `${p.model_name}\u0000${p.workload.batch_size}`;
       groups.set(key, [...(groups.get(key) ?? []), p]);
     }
     expect(rows.length).toBe(groups.size);
