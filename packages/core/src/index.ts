@@ -42,6 +42,7 @@ export * from './publish/index.js';
 
 export { analyzeModel, type ModelAnalysis } from './model/analyze.js';
 export { readOnnxModel, type OnnxModel } from './model/onnx-reader.js';
+export { convertModel, converterFor, type Conversion } from './model/convert.js';
 export { HARNESS_VERSION } from './version.js';
 export { terminalSafe, type TerminalSafeOptions } from './text/terminal.js';
 export { neutraliseFormula } from './text/csv-formula.js';

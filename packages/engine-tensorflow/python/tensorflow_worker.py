@@ -6,7 +6,7 @@ the serving_default signature's keys, or the Keras model's input names and outpu
 source.
 - load: intra- and inter-op threads set before TensorFlow's runtime starts (it refuses changes afterwards; one worker
   serves one cell); a tf.function over the SavedModel's serving_default signature or the Keras model
-  (training=False), with jit_compile from options.jitCompile, traced once at the cell's input shapes. What executed
+  (training=False), with jit_compile from options.jitCompile, traced once at load on the cell's input shapes. What executed
   is read from that traced graph: the element type of its compute ops (Conv2D, MatMul and kin), after XLA too.
 - bind: the batch's arrays become tf tensors once; its call is the tf.function on them, what a deployment of the
   function pays per request (the outputs are ready when it returns: eager execution on the CPU is synchronous).
@@ -112,11 +112,15 @@ class TensorFlow(Engine):
             raise WorkerError("unsupported_model", f"TensorFlow cannot load {path}: {type(e).__name__}: {e}") from e
         load_ms = (time.perf_counter() - start) * 1000
         self.specs = [tf.TensorSpec([model.batch_size if i == 0 and d is None else d for i, d in enumerate(shapes[name])], dtypes[name], name=name) for name in self.input_names]
-        self.function = tf.function(call, input_signature=self.specs, jit_compile=bool(options["jitCompile"]))
+        # No input_signature: tf.function then checks each call's arguments against its one trace by their type
+        # (about 10 µs less a call than validating a signature), as a deployment's plain tf.function does.
+        # jit_compile=None, not False, without XLA: an explicit False marks the function must-not-compile, which
+        # costs about 15 µs a call on this small CNN over a plain tf.function (scripts/tf_bare_loop.py).
+        self.function = tf.function(call, jit_compile=True if options["jitCompile"] else None)
         start = time.perf_counter()
         try:
-            self.concrete = self.function.get_concrete_function()
             example = [tf.zeros(s.shape, s.dtype) for s in self.specs]
+            self.concrete = self.function.get_concrete_function(*example)
             results = self.function(*example)
         except Exception as e:  # noqa: BLE001 - tracing and XLA raise many types; the message says which part failed
             raise WorkerError("unsupported_model", f"TensorFlow cannot run {path} as a tf.function{' with XLA (jitCompile)' if options['jitCompile'] else ''}: {type(e).__name__}: {str(e)[:1500]}") from e
