@@ -147,6 +147,15 @@ describe('.tflite models on LiteRT and, through tf2onnx, on the ONNX engines', (
     expect(face.engine.precision.evidence).toMatch(/DEQUANTIZE ops widen stored weights/);
   });
 
+  it('pbh inspect analyses a .tflite as its ONNX export and says so', async () => {
+    const r = await pbh(['inspect', path.join(MODELS, 'models', 'digits_cnn_int8.tflite'), '--json'], { env: { PBH_CONVERT_CACHE: path.join(dir, 'cache') } });
+    expect(r.code, r.stderr).toBe(0);
+    const a = JSON.parse(r.stdout) as { quantization: string; parameters: number; source: { format: string; exporter_version: string } };
+    expect(a.source).toMatchObject({ format: 'tflite', exporter_version: 'tf2onnx 1.17.0, tensorflow 2.21.0, opset 17' });
+    expect(a.quantization).toMatch(/int8/);
+    expect(a.parameters).toBeGreaterThan(0);
+  });
+
   it('fails the sparse MediaPipe detector with a Profile naming the op tf2onnx cannot convert', () => {
     for (const engine of ENGINES) {
       const r = row('face_sparse', engine);

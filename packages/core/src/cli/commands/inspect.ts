@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { analyzeModel, formatModelReport, type ModelAnalysis, type TensorInfo } from '../../model/index.js';
+import { convertModel, converterFor, type Conversion } from '../../model/convert.js';
 import { EXIT, UsageError, type Command } from '../command.js';
 
 /** How `--config` proposes to feed one input, and why. */
@@ -65,11 +66,13 @@ export function configSnippet(a: ModelAnalysis, modelPath: string): string {
 
 export const inspectCommand: Command = {
   name: 'inspect',
-  summary: 'analyse an ONNX model: I/O, parameters, op census, FLOPs, sparsity',
-  usage: 'pbh inspect MODEL.onnx [--shape NAME=D,D,...]... [--json | --config]',
+  summary: 'analyse a model: I/O, parameters, op census, FLOPs, sparsity (another framework\'s as its ONNX export)',
+  usage: 'pbh inspect MODEL(.onnx, .pt, .pt2, .keras, .tflite or a SavedModel folder) [--shape NAME=D,D,...]... [--json | --config]',
   help: `
 Everything comes from the ONNX file itself: opset, inputs/outputs, parameter count, op census, per-node output
-shapes, FLOPs per sample (1 multiply-add = 2 FLOPs; integer kernels as integer OPs) and weight sparsity.
+shapes, FLOPs per sample (1 multiply-add = 2 FLOPs; integer kernels as integer OPs) and weight sparsity. A model of
+another framework (a TorchScript .pt, a torch.export .pt2, a TensorFlow SavedModel folder, a .keras or .tflite file)
+is converted to ONNX once, as pbh run does (cached), and its export is what is counted; the report names it.
 
 Options:
   --shape    NAME=D,D,...: count at this shape of input NAME (repeatable; e.g. --shape x=1,3,48,320 for a model
@@ -89,17 +92,24 @@ Options:
       inputs[m[1]!] = { shape: m[2] ? m[2].split(',').map(Number) : [] };
     }
     const batch = Object.values(inputs).find((i) => i.shape.length > 0)?.shape[0];
+    // A model of another framework (.pt, .pt2, a SavedModel, .keras, .tflite) is analysed as its cached ONNX export,
+    // the graph the ONNX engines run, and the report says so.
+    const converter = converterFor(path.resolve(file));
     let analysis;
+    let converted: Conversion | undefined;
     try {
-      analysis = await analyzeModel(file, Object.keys(inputs).length > 0 ? { inputs, ...(batch ? { batch } : {}) } : {});
+      converted = converter ? await convertModel(path.resolve(file), converter) : undefined;
+      analysis = await analyzeModel(converted?.onnx_path ?? file, Object.keys(inputs).length > 0 ? { inputs, ...(batch ? { batch } : {}) } : {});
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
+    const source = converted && { path: path.resolve(file), format: converted.format, onnx_path: converted.onnx_path, exporter: converted.exporter, exporter_version: converted.exporter_version };
     if (values.config) {
       process.stdout.write(configSnippet(analysis, file));
       return EXIT.ok;
     }
-    process.stdout.write(values.json ? `${JSON.stringify(analysis, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v), 2)}\n` : `${formatModelReport(analysis)}\n`);
+    const said = source ? `converted from ${source.path} (${source.format}) by ${source.exporter}, ${source.exporter_version}: the figures below are the ONNX export's (${source.onnx_path})\n` : '';
+    process.stdout.write(values.json ? `${JSON.stringify(source ? { ...analysis, source } : analysis, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v), 2)}\n` : `${said}${formatModelReport(analysis)}\n`);
     return EXIT.ok;
   },
 };
