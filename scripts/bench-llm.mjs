@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm run bench:llm — PBH's TTFT and TPOT on each LLM engine beside a bare loop over that engine's own API
-// (scripts/llm_bare_loop.py: transformers' and optimum's generate with a streamer, ONNX Runtime GenAI's
-// generate_next_token loop, a hand-fed OpenVINO compiled model), on the same model, prompt ids, output length and
+// (scripts/llm_bare_loop.py: transformers' generate with a streamer, a hand-fed ONNX Runtime session and OpenVINO
+// compiled model, ONNX Runtime GenAI's generate_next_token loop; each warmed by one request), on the same model, prompt ids, output length and
 // threads, in rounds that alternate which goes first. Every figure is the median over rounds of each run's p50, in ms.
 // Needs `npm run build`, the venv with torch and the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm)
 // and the generated LLMs (npm run generate:llms). Knobs: MODELS (llama_gqa,gpt2,qwen2,phi3), ENGINES, THREADS (1),
@@ -55,7 +55,7 @@ function pbhRun(model, engine, round) {
   return row;
 }
 
-/** The folder of PBH's ONNX export of the model (a cache hit after PBH's run), for optimum's and OpenVINO's loops. */
+/** The folder of PBH's ONNX export of the model (a cache hit after PBH's run), for the hand-fed ONNX Runtime and OpenVINO loops. */
 function exportFolder(model) {
   const out = execFileSync(python, ['-m', 'model_convert', '--cache', convertCache, '--from', 'transformers', path.join(llms, model, 'hf')], { env, stdio: ['ignore', 'pipe', 'ignore'] });
   return path.dirname(JSON.parse(out.toString().trim().split('\n').at(-1)).onnx_path);

@@ -2,9 +2,10 @@
 
     .venv/bin/python scripts/llm_bare_loop.py ENGINE FOLDER PROMPTS.json MAX_NEW THREADS
 
-ENGINE is transformers (model.generate with a streamer), onnxruntime (optimum's ORTModelForCausalLM.generate on the
-Optimum export in FOLDER/onnx... given as the export folder), onnxruntime-genai (its generate_next_token loop) or
-openvino (a compiled model fed by hand, OpenVINO having no generate of its own for an ONNX decoder). PROMPTS.json
+ENGINE is transformers (model.generate with a streamer, on the Hugging Face FOLDER), onnxruntime or openvino (an
+InferenceSession or a compiled model on FOLDER/model.onnx, an Optimum export, fed by hand: neither runtime has a
+generate of its own for it), or onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER). One untimed
+request warms each up. PROMPTS.json
 holds the token ids PBH fed. Prints {"ttft_ms": [...], "tpot_ms": [...]} per request: TTFT from the call to the first
 new token, TPOT the mean gap of the rest, as PBH reports them.
 """
@@ -52,6 +53,28 @@ def hf_generate(model, prompts, max_new, torch):
     return out
 
 
+def hand_fed(run, names: list[str], kv_shape: tuple[int, int], prompts, max_new, np):
+    """Greedy decoding of an Optimum decoder fed by hand: what a user's loop over a plain session looks like."""
+    pasts = [n for n in names if n.startswith("past_key_values.")]
+    rows = []
+    for ids in prompts:
+        start = ns()
+        cache = {n: np.zeros((1, kv_shape[0], 0, kv_shape[1]), dtype=np.float32) for n in pasts}
+        fed, past, times = list(ids), 0, []
+        for _ in range(max_new):
+            n = len(fed)
+            feeds = {"input_ids": np.asarray([fed], dtype=np.int64), "attention_mask": np.ones((1, past + n), dtype=np.int64), **cache}
+            if "position_ids" in names:
+                feeds["position_ids"] = np.arange(past, past + n, dtype=np.int64)[None]
+            out = run(feeds)
+            token = int(np.argmax(out["logits"][0, -1]))
+            times.append(ns())
+            cache = {p: out[p.replace("past_key_values", "present")] for p in pasts}
+            past, fed = past + n, [token]
+        rows.append(figures(start, times))
+    return rows
+
+
 def main() -> None:
     engine, folder, prompts_file, max_new, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
     with open(prompts_file, encoding="utf-8") as f:
@@ -65,16 +88,20 @@ def main() -> None:
         torch.set_num_threads(threads)
         model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True).eval()
         with torch.inference_mode():
+            hf_generate(model, prompts[:1], max_new, torch)  # warmup
             rows = hf_generate(model, prompts, max_new, torch)
     elif engine == "onnxruntime":
         import onnxruntime as ort
-        import torch
-        from optimum.onnxruntime import ORTModelForCausalLM
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
-        model = ORTModelForCausalLM.from_pretrained(folder, session_options=options, use_cache=True, use_io_binding=False)
-        rows = hf_generate(model, prompts, max_new, torch)
+        session = ort.InferenceSession(os.path.join(folder, "model.onnx"), options, providers=["CPUExecutionProvider"])
+        outputs = [o.name for o in session.get_outputs()]
+        past = next(i for i in session.get_inputs() if i.name == "past_key_values.0.key")
+        run = lambda feeds: dict(zip(outputs, session.run(None, feeds)))  # noqa: E731
+        names = [i.name for i in session.get_inputs()]
+        hand_fed(run, names, (past.shape[1], past.shape[3]), prompts[:1], max_new, np)  # warmup
+        rows = hand_fed(run, names, (past.shape[1], past.shape[3]), prompts, max_new, np)
     elif engine == "onnxruntime-genai":
         import onnxruntime_genai as og
 
@@ -82,45 +109,36 @@ def main() -> None:
         config.clear_providers()
         config.overlay(json.dumps({"model": {"decoder": {"session_options": {"intra_op_num_threads": threads}}}}))
         model = og.Model(config)
-        rows = []
-        for ids in prompts:
+        def one(ids):
+            # The request's state is part of its time to first token, as it is in PBH's loop.
+            start = ns()
             params = og.GeneratorParams(model)
             params.set_search_options(max_length=len(ids) + max_new, do_sample=False)
             gen = og.Generator(model, params)
-            start = ns()
             gen.append_tokens(np.asarray(ids, dtype=np.int32))
             times = []
             for _ in range(max_new):
                 gen.generate_next_token()
                 gen.get_next_tokens()
                 times.append(ns())
-            rows.append(figures(start, times))
+            return figures(start, times)
+
+        one(prompts[0])  # warmup
+        rows = [one(ids) for ids in prompts]
     elif engine == "openvino":
         import openvino as ov
 
         compiled = ov.Core().compile_model(os.path.join(folder, "model.onnx"), "CPU", {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"})
         request = compiled.create_infer_request()
         names = [p.get_any_name() for p in compiled.inputs]
-        pasts = [n for n in names if n.startswith("past_key_values.")]
-        shape = compiled.input(pasts[0]).get_partial_shape()
-        heads, dim = shape[1].get_length(), shape[3].get_length()
-        rows = []
-        for ids in prompts:
-            cache = {n: np.zeros((1, heads, 0, dim), dtype=np.float32) for n in pasts}
-            fed, past, times = list(ids), 0, []
-            start = ns()
-            for _ in range(max_new):
-                n = len(fed)
-                feeds = {"input_ids": np.asarray([fed], dtype=np.int64), "attention_mask": np.ones((1, past + n), dtype=np.int64), **cache}
-                if "position_ids" in names:
-                    feeds["position_ids"] = np.arange(past, past + n, dtype=np.int64)[None]
-                result = request.infer(feeds)
-                out = {k.get_any_name(): v for k, v in result.items()}
-                token = int(np.argmax(out["logits"][0, -1]))
-                times.append(ns())
-                cache = {n: out[n.replace("past_key_values", "present")].copy() for n in pasts}
-                past, fed = past + n, [token]
-            rows.append(figures(start, times))
+        shape = compiled.input("past_key_values.0.key").get_partial_shape()
+
+        def run(feeds):
+            return {k.get_any_name(): v.copy() for k, v in request.infer(feeds).items()}
+
+        kv = (shape[1].get_length(), shape[3].get_length())
+        hand_fed(run, names, kv, prompts[:1], max_new, np)  # warmup
+        rows = hand_fed(run, names, kv, prompts, max_new, np)
     else:
         raise SystemExit(f"unknown engine {engine}")
     print(json.dumps({"ttft_ms": [r[0] for r in rows], "tpot_ms": [r[1] for r in rows]}))
