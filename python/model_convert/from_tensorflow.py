@@ -117,8 +117,8 @@ def drop_relu_before_quantize(model) -> int:
     """Removes each Relu whose only reader is a QuantizeLinear with the type's lowest zero point (int8 -128, uint8 0).
 
     tf2onnx writes a .tflite's fused activation as Conv -> Relu -> QuantizeLinear; with that zero point the quantize
-    already clamps below zero, so the Relu changes no value, and without it ONNX Runtime fuses the quantized
-    convolution into an int8 kernel (QLinearConv) instead of computing it in float. Returns how many it removed.
+    already clamps below zero, so the Relu changes no value, and without it the graph is the plain QDQ pattern that
+    runtimes fuse into int8 kernels. Returns how many it removed.
     """
     from onnx import TensorProto, numpy_helper  # noqa: PLC0415
 

@@ -112,10 +112,10 @@ class TensorFlow(Engine):
             raise WorkerError("unsupported_model", f"TensorFlow cannot load {path}: {type(e).__name__}: {e}") from e
         load_ms = (time.perf_counter() - start) * 1000
         self.specs = [tf.TensorSpec([model.batch_size if i == 0 and d is None else d for i, d in enumerate(shapes[name])], dtypes[name], name=name) for name in self.input_names]
-        # No input_signature: tf.function then checks each call's arguments against its one trace by their type
-        # (about 10 µs less a call than validating a signature), as a deployment's plain tf.function does.
-        # jit_compile=None, not False, without XLA: an explicit False marks the function must-not-compile, which
-        # costs about 15 µs a call on this small CNN over a plain tf.function (scripts/tf_bare_loop.py).
+        # No input_signature: tf.function then matches each call's arguments to its one trace by their type, the
+        # cheaper path a deployment's plain tf.function takes (validating a signature costs more a call).
+        # jit_compile=None, not False, without XLA: an explicit False marks the function must-not-compile, a slower
+        # call path than a plain tf.function's (docs/measurements.md, bench:litert).
         self.function = tf.function(call, jit_compile=True if options["jitCompile"] else None)
         start = time.perf_counter()
         try:
