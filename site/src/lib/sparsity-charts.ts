@@ -1,6 +1,6 @@
 import * as Plot from '@observablehq/plot';
 import { renderChart } from '../charts/render.js';
-import { batchLabel, type Palette } from '../charts/palette.js';
+import { batchLabel, ink, type Palette } from '../charts/palette.js';
 import { noisyText, type ChartView } from './comparison-charts.js';
 import { fmtNum, fmtPct } from './format.js';
 import type { SparsityPoint } from './sparsity.js';
@@ -55,6 +55,35 @@ function lineRows(rows: Row[], key: (r: Row) => string, denseRow: (r: Row) => Ro
   return [...out.values()].flatMap((list) => list.sort((a, b) => a.x - b.x));
 }
 
+/** Line ends closer than this, px, share one label: 11 px text and a gap. */
+const END_GAP_PX = 14;
+
+/**
+ * One label per line end, where ends that would print within END_GAP_PX of each other (same facet, same x) share one
+ * label naming them all: four engines ending at 80% used to overprint. The pixel distance is estimated from every
+ * plotted value's extent (`ys`) over the plot's height (log or linear, as the axis is), as Plot's own domain spans them.
+ */
+function endLabels(lines: Row[], ys: readonly number[], log: boolean, plotHeight: number, color: (series: string) => string): { x: number; y: number; base: string; text: string; fill: string }[] {
+  const ends = new Map<string, Row>();
+  for (const r of lines) ends.set(r.line, r);
+  const scale = (v: number): number => (log ? Math.log(v) : v);
+  const span = scale(Math.max(...ys)) - scale(Math.min(...ys)) || 1;
+  const px = (v: number): number => (scale(v) / span) * plotHeight;
+  const name = (r: Row): string => `${r.series} ${r.batch.replace('batch ', 'b')}${r.dash ? ' (mag.)' : ''}`;
+  const groups = new Map<string, Row[]>();
+  for (const r of ends.values()) groups.set(`${r.base}\u0000${r.x}`, [...(groups.get(`${r.base}\u0000${r.x}`) ?? []), r]);
+  return [...groups.values()].flatMap((group) => {
+    const sorted = [...group].sort((a, b) => px(b.y) - px(a.y));
+    const clusters: Row[][] = [];
+    for (const r of sorted) {
+      const last = clusters.at(-1);
+      if (last && px(last[0]!.y) - px(r.y) < END_GAP_PX * last.length) last.push(r);
+      else clusters.push([r]);
+    }
+    return clusters.map((c) => ({ x: c[0]!.x, y: c[0]!.y, base: c[0]!.base, text: c.map(name).join(', '), fill: c.length === 1 ? ink(color(c[0]!.series)) : '#444' }));
+  });
+}
+
 const yMeaning = { throughput: 'Throughput (samples/s)', relThroughput: 'Throughput relative to dense (×)', relAccuracy: 'Accuracy relative to dense (×)' };
 
 /** Throughput (absolute or relative to dense) against sparsity: colour per engine series, symbol per batch size. */
@@ -83,6 +112,7 @@ export function sparsitySpeedChart(
   // Ratios read best on a log axis once they spread (0.5× is as far from 1 as 2×).
   const log = Math.min(...ys) > 0 && Math.max(...ys) / Math.min(...ys) > (metric === 'throughput' ? 10 : 3);
   const fc = { [f.channel]: 'base' } as const;
+  const ends = metric === 'relAccuracy' ? [] : endLabels(lines, ys, log, f.height / (f.channel === 'fy' ? bases.length : 1) - 70, palette.color);
   const nm = rows.filter((r) => r.pt.kind !== 'dense' && r.pt.kind !== 'unstructured');
   const lineMark = (dashed: boolean): Plot.Markish =>
     Plot.line(lines.filter((r) => r.dash === dashed), {
@@ -98,7 +128,8 @@ export function sparsitySpeedChart(
     plot: {
       width: f.width,
       height: f.height,
-      marginRight: 70,
+      // Room for the longest end label (11 px text), so none is cut at the chart's edge.
+      marginRight: Math.max(70, 14 + Math.max(0, ...ends.map((e) => e.text.length)) * 6.6),
       marginLeft: 60,
       x: { label: 'Weight sparsity (% zeros, measured) →', percent: true, domain: [0, 100 * Math.max(0.8, ...rows.map((r) => r.x))] },
       y: {
@@ -121,7 +152,7 @@ export function sparsitySpeedChart(
         // would print over each other, so that chart names its lines by colour and symbol only.
         ...(metric === 'relAccuracy'
           ? []
-          : [Plot.text(lines, Plot.selectLast({ x: 'x', y: 'y', z: 'line', text: (r: Row) => `${r.series} ${r.batch.replace('batch ', 'b')}${r.dash ? ' (mag.)' : ''}`, dx: 6, textAnchor: 'start', fill: 'series', fontSize: 11, ...fc }))]),
+          : [Plot.text(ends, { x: 'x', y: 'y', text: 'text', dx: 6, textAnchor: 'start', fill: { value: 'fill', scale: null }, fontSize: 11, ...fc })]),
       ],
     },
   });
