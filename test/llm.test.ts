@@ -126,12 +126,19 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     }
   }, 600_000);
 
-  it('takes ShareGPT conversations and seeded random prompts of a given length', async () => {
+  it('gates a bf16 engine by top-k agreement, and takes ShareGPT conversations and seeded random prompts', async () => {
     const dir = await tempDir('pbh-llm-prompts-');
     const sharegpt = path.join(dir, 'sharegpt.json');
     const conversations = ['How does a for statement work?', 'What is a module?', 'Explain exceptions.'].map((q) => ({ conversations: [{ from: 'human', value: q }, { from: 'gpt', value: 'An answer.' }] }));
     await writeFile(sharegpt, JSON.stringify(conversations));
     const engines = [{ name: 'onnxruntime', options: { intraOpNumThreads: 1 } }];
+    // Below fp32 the gate ranks the reference's tokens in the engine's top k instead of asking for the same argmax.
+    const bf16Db = path.join(dir, 'bf16.duckdb');
+    const bf16Config = await writeConfig(dir, 'bf16.yaml', { ...llmConfig('llm-bf16', [hf('llama_gqa')], [{ name: 'transformers', precision: 'bf16', options: { threads: 1 } }]), generate: { max_new_tokens: MAX_NEW, gate_prompts: 2 } });
+    const bf16Run = await pbh(['run', bf16Config, '--db', bf16Db]);
+    const bf16 = (await rows(bf16Db))[0]!;
+    expect(bf16.status, `${bf16.error}\n${bf16Run.stderr.slice(-2000)}`).toBe('ok');
+    expect(JSON.parse(bf16.generation!).gate).toMatchObject({ rule: 'top_k', k: 5, passed: true });
     const shareDb = path.join(dir, 'share.duckdb');
     const shareConfig = await writeConfig(dir, 'share.yaml', { ...llmConfig('llm-sharegpt', [hf('llama_gqa')], engines, { prompts: sharegpt, held_out: undefined }), generate: { max_new_tokens: MAX_NEW, gate_prompts: 0 } });
     expect((await pbh(['run', shareConfig, '--db', shareDb])).code).toBe(0);

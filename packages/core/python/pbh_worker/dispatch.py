@@ -18,9 +18,9 @@ from .engine import Call, Engine, Loaded, Model, Start, check_declared
 from .errors import WorkerError
 from .manifest import Declaration
 
-PROTOCOL_VERSION = 9
-COMMANDS = "hello, load, load_samples, unload_samples, run, run_closed_loop, run_schedule, generate, score_text, infer, bench, profile, close"
-_SESSION_COMMANDS = ("load_samples", "unload_samples", "run", "run_closed_loop", "run_schedule", "generate", "score_text", "infer", "bench", "profile")
+PROTOCOL_VERSION = 10
+COMMANDS = "hello, load, load_samples, unload_samples, run, run_closed_loop, run_schedule, generate, score_text, rank_tokens, infer, bench, profile, close"
+_SESSION_COMMANDS = ("load_samples", "unload_samples", "run", "run_closed_loop", "run_schedule", "generate", "score_text", "rank_tokens", "infer", "bench", "profile")
 
 Tensors = list[tuple[str, np.ndarray]]
 Reply = tuple[dict[str, Any], dict[str, np.ndarray] | None]
@@ -88,6 +88,8 @@ class Dispatcher:
             return self.generate(header, named(tensors, cmd))
         if cmd == "score_text":
             return self.score_text(header, named(tensors, cmd)), None
+        if cmd == "rank_tokens":
+            return self.rank_tokens(header, named(tensors, cmd))
         if cmd == "infer":
             return self.infer(named(tensors, cmd))
         if cmd == "bench":
@@ -275,3 +277,14 @@ class Dispatcher:
             raise WorkerError("unsupported", f"engine {self.declaration.name} runs its runtime's own generate loop and gives no logits: it cannot score text")
         nll, predicted = generation.score_text(self._decoder(header), tokens.tolist(), int_field(header, "window", 2))
         return {"nll_sum": nll, "predicted": predicted}
+
+    def rank_tokens(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> Reply:
+        """Per position, the rank of each continuation token under the model fed the prompt and that continuation."""
+        prompt, continuation = tensors.get("prompt"), tensors.get("continuation")
+        if prompt is None or continuation is None or prompt.dtype != np.int64 or continuation.dtype != np.int64 or len(prompt) < 1 or len(continuation) < 1:
+            raise WorkerError("bad_request", '"rank_tokens" takes int64 tensors "prompt" and "continuation", each non-empty')
+        if self.declaration.capabilities.get("stream") and not self.declaration.capabilities.get("decoder"):
+            raise WorkerError("unsupported", f"engine {self.declaration.name} runs its runtime's own generate loop and gives no logits to rank")
+        ranks = generation.rank_continuation(self._decoder(header), prompt.tolist(), continuation.tolist())
+        return {"positions": len(ranks)}, {"ranks": np.asarray(ranks, dtype="<i8")}
+

@@ -93,3 +93,11 @@ def score_text(decoder: Decoder, tokens: list[int], window: int) -> tuple[float,
         nll += float(np.sum(logz[:-1] - logits[np.arange(len(chunk) - 1), targets]))
         predicted += len(chunk) - 1
     return nll, predicted
+
+
+def rank_continuation(decoder: Decoder, prompt: list[int], continuation: list[int]) -> list[int]:
+    """Each continuation token's rank (0: the argmax) among the model's logits, the model fed the continuation itself
+    (teacher forcing): how far a lower-precision engine's choices stray from a reference continuation."""
+    logits = decoder.step(decoder.start(), prompt + continuation[:-1])[0]
+    rows = logits.reshape(len(prompt) + len(continuation) - 1, -1)[len(prompt) - 1:]
+    return [int((row > row[token]).sum()) for row, token in zip(rows, continuation)]

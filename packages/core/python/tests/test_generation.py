@@ -134,3 +134,9 @@ def test_a_streaming_runtime_serves_one_request_at_a_time_timed_per_token():
 def test_a_runtime_that_stops_early_is_named():
     with pytest.raises(WorkerError, match="streamed 1 tokens, 3 were asked"):
         generation.stream_requests(lambda ids, n, on: (on(1), {})[1], [[1]], 3, None, FakeClock())
+
+
+def test_ranks_each_continuation_token_under_teacher_forcing():
+    decoder = KvCacheGraph(_hf_lm([]), _hf_inputs(), "test")
+    # The model predicts token + 1 with the top logit and ties everything else at 0 below it.
+    assert generation.rank_continuation(decoder, [3, 4], [5, 6, 9]) == [0, 0, 1]

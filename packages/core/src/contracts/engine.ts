@@ -137,6 +137,8 @@ export interface Generator {
   generate(schedule: GenerationSchedule): Promise<GenerationTrace[]>;
   /** Next-token negative log-likelihood of `tokens` in non-overlapping windows of `window` tokens; null: the runtime gives no logits. */
   scoreText: ((tokens: number[], window: number, cacheShape: number[] | null) => Promise<TextScore>) | null;
+  /** Each continuation token's rank under teacher forcing (0: the argmax); null: the runtime gives no logits. */
+  rankTokens: ((prompt: number[], continuation: number[]) => Promise<number[]>) | null;
 }
 
 /** What the prepared model can do beyond what every one must, declared by the engine. */

@@ -112,12 +112,20 @@ export const GenerationResultSchema = z.object({
       bytes: z.number().int().nullable().default(null),
     })
     .nullable(),
-  /** The correctness gate: greedy continuations against the reference engine's, token for token. */
+  /**
+   * The correctness gate against the reference engine's greedy continuations. exact: token for token (an engine that
+   * executes in fp32); top_k: fed the reference's continuation, the engine ranks each of its tokens within its top k
+   * (an engine that executes below fp32, whose argmax may flip on near ties without being wrong).
+   */
   gate: z
     .object({
       reference_engine: z.string(),
       prompts: z.number().int(),
       passed: z.boolean(),
+      rule: z.enum(['exact', 'top_k']).default('exact'),
+      k: z.number().int().nullable().default(null),
+      /** top_k: the worst rank any reference token had (0: every one was the engine's argmax). */
+      worst_rank: z.number().int().nullable().default(null),
       first_divergence: z.object({ request: z.number().int(), position: z.number().int(), expected: z.number().int(), got: z.number().int() }).nullable(),
     })
     .nullable(),

@@ -227,6 +227,14 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
         return arrival.map((arrivalNs, r) => ({ arrivalNs, tokens: tokens.slice(r * k, (r + 1) * k), tokenNs: tokenNs.slice(r * k, (r + 1) * k), ...(figures?.[r] ? { runtime: figures[r] } : {}) }));
       },
       // A runtime whose generate loop is its own (capability stream, no decoder) gives no logits to score.
+      rankTokens:
+        capabilities.stream && !capabilities.decoder
+          ? null
+          : async (prompt, continuation) => {
+              const int64 = (name: string, values: number[]): NamedTensor => ({ name, dtype: 'int64', dims: [values.length], data: BigInt64Array.from(values, (t) => BigInt(t)) });
+              const reply = await client.call('rank_tokens', {}, [int64('prompt', prompt), int64('continuation', continuation)], { timeoutMs: timeouts.sessionSlack });
+              return int64Column(reply.tensors, 'ranks', continuation.length, name);
+            },
       scoreText:
         capabilities.stream && !capabilities.decoder
           ? null

@@ -19,10 +19,12 @@ import { DTypeSchema, TensorSpecSchema } from '../contracts/tensor.js';
  * 8: the shared page is gone (no `seq`, no `doorbell` in hello, no `bench` of resident batches); `unload_samples`.
  * 9: the worker serves an engine of the one-file contract (pbh_worker/engine.py) named by its manifest
  *    (PBH_ENGINE_MANIFEST, PBH_ENGINE); `load` always answers the executed precision.
+ * 10: `generate` drives a decoder (PBH's cache graph, the Hugging Face layout, or the engine's own), `cache_shape` may
+ *    be null, its reply says how requests were `served` (and a stream engine's `runtime_figures`); `rank_tokens`.
  */
-export const PROTOCOL_VERSION = 9;
+export const PROTOCOL_VERSION = 10;
 
-export const COMMANDS = ['hello', 'load', 'load_samples', 'unload_samples', 'run', 'run_closed_loop', 'run_schedule', 'generate', 'score_text', 'infer', 'bench', 'profile', 'close'] as const;
+export const COMMANDS = ['hello', 'load', 'load_samples', 'unload_samples', 'run', 'run_closed_loop', 'run_schedule', 'generate', 'score_text', 'rank_tokens', 'infer', 'bench', 'profile', 'close'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const tensorHeaderSchema = z.object({
@@ -136,6 +138,12 @@ export const scoreTextReplySchema = z.looseObject({
   predicted: z.number().int().nonnegative(),
 });
 
+/** `rank_tokens`: int64 tensor `ranks` [positions], each continuation token's rank (0: the argmax) under teacher forcing. */
+export const rankTokensReplySchema = z.looseObject({
+  ...replyBase,
+  positions: z.number().int().positive(),
+});
+
 export const inferReplySchema = z.looseObject({
   ...replyBase,
   engine_ns: z.number().int().nonnegative(),
@@ -178,6 +186,7 @@ export const replySchemas = {
   run_schedule: scheduleReplySchema,
   generate: generateReplySchema,
   score_text: scoreTextReplySchema,
+  rank_tokens: rankTokensReplySchema,
   infer: inferReplySchema,
   bench: benchReplySchema,
   profile: profileReplySchema,

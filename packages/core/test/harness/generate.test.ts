@@ -6,7 +6,7 @@ import type { TensorMap } from '../../src/contracts/tensor.js';
 import { ExperimentSchema } from '../../src/config/schema.js';
 import { loadTextDataset, parsePrompts } from '../../src/dataset/text-dataset.js';
 import { generationFigures, requestFigures } from '../../src/harness/generate/figures.js';
-import { firstDivergence } from '../../src/harness/generate/gate.js';
+import { firstDivergence, gateRule, judgeRanks } from '../../src/harness/generate/gate.js';
 import { runGenerationLoop, scoreTextWith, type LmStep } from '../../src/harness/generate/lm-loop.js';
 import { byteTokens } from '../../src/harness/generate/tokens.js';
 
@@ -143,6 +143,16 @@ describe('the token-for-token gate', () => {
     expect(firstDivergence([[1, 2, 3], [4, 5]], [[1, 2, 3], [4, 5]])).toBeNull();
     expect(firstDivergence([[1, 2, 3], [4, 5]], [[1, 2, 3], [4, 6]])).toEqual({ request: 1, position: 1, expected: 5, got: 6 });
     expect(firstDivergence([[1, 2, 3]], [[1, 2]])).toEqual({ request: 0, position: 2, expected: 3, got: -1 });
+  });
+});
+
+describe('the gate of an engine below fp32', () => {
+  it('ranks reference tokens within the top k, naming the first that is not', () => {
+    expect(gateRule('fp32', true)).toBe('exact');
+    expect(gateRule('bf16', true)).toBe('top_k');
+    expect(gateRule('bf16', false)).toBe('exact');
+    expect(judgeRanks([[0, 1], [4, 0]], [[7, 8], [9, 10]], 5)).toEqual({ worst: 4, failure: null });
+    expect(judgeRanks([[0, 5], [9]], [[7, 8], [9]], 5)).toEqual({ worst: 9, failure: { request: 0, position: 1, token: 8, rank: 5 } });
   });
 });
 

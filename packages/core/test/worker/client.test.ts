@@ -47,7 +47,7 @@ describe('WorkerClient against a real worker process', () => {
   it('says hello with versions, pid and peak RSS', async () => {
     const client = spawnEcho();
     const { header } = await client.call('hello', { require: ['numpy'] });
-    expect(header).toMatchObject({ protocol: 9, runtime: 'echo', version: '1.0.0', devices: ['cpu'], pid: client.pid });
+    expect(header).toMatchObject({ protocol: 10, runtime: 'echo', version: '1.0.0', devices: ['cpu'], pid: client.pid });
     expect(header.python).toMatch(/^3\.\d+/);
     expect(client.rssPeakBytes).toBeGreaterThan(1_000_000);
   });

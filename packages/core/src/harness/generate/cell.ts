@@ -16,7 +16,7 @@ import { aggregateMetrics, PerformanceTracker } from '../tracker.js';
 import { energyMeterFor } from '../../energy/meter.js';
 import { profileEnergy, type TrackedEnergy } from '../../energy/summary.js';
 import { generationFigures, type GenerationSession } from './figures.js';
-import { describeDivergence, firstDivergence } from './gate.js';
+import { describeDivergence, describeRankFailure, firstDivergence, GATE_TOP_K, gateRule, judgeRanks } from './gate.js';
 import { planGenerate, type GeneratePlan } from './plan.js';
 import { generatorOf } from './run.js';
 
@@ -90,13 +90,23 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   const base = { maxNewTokens: plan.cfg.max_new_tokens, cacheShape: plan.lm.cacheShape };
   let gate: NonNullable<Profile['generation']>['gate'] = null;
   if (plan.cfg.gate_prompts > 0 && cell.engine.name !== exp.reference_engine) {
-    ctx.onProgress?.({ kind: 'phase', phase: 'verify (token for token)' });
+    ctx.onProgress?.({ kind: 'phase', phase: 'verify (against the reference continuations)' });
     const schedule: GenerationSchedule = { ...base, prompts: prompts.slice(0, plan.cfg.gate_prompts), arrivalsNs: null, concurrency: 1 };
     const expected = await referenceContinuations(ctx, plan, schedule, deadline);
     const got = (await deadline.run(gen.generate(schedule))).map((t) => t.tokens);
     const divergence = firstDivergence(expected, got);
-    gate = { reference_engine: exp.reference_engine, prompts: schedule.prompts.length, passed: divergence === null, first_divergence: divergence };
-    if (divergence) throw new InvalidOutputError(describeDivergence(divergence, exp.reference_engine, cell.engineLabel));
+    const executed = profile.engine.precision?.executed ?? 'fp32';
+    const rank = gen.rankTokens;
+    const gated = { reference_engine: exp.reference_engine, prompts: schedule.prompts.length, first_divergence: divergence };
+    if (gateRule(executed, rank !== null) === 'exact' || rank === null) {
+      gate = { ...gated, passed: divergence === null, rule: 'exact', k: null, worst_rank: null };
+      if (divergence) throw new InvalidOutputError(describeDivergence(divergence, exp.reference_engine, cell.engineLabel));
+    } else {
+      const ranks = await deadline.run(Promise.all(expected.map((continuation, r) => rank(schedule.prompts[r]!, continuation))));
+      const { worst, failure } = judgeRanks(ranks, expected, GATE_TOP_K);
+      gate = { ...gated, passed: failure === null, rule: 'top_k', k: GATE_TOP_K, worst_rank: worst };
+      if (failure) throw new InvalidOutputError(describeRankFailure(failure, exp.reference_engine, cell.engineLabel, executed, GATE_TOP_K));
+    }
   }
   ctx.onProgress?.({ kind: 'phase', phase: `measure (generate, ${plan.scenario})` });
   const warm = Math.min(exp.warmup_batches, prompts.length);
