@@ -33,12 +33,12 @@ step('run configs/digits.yaml', ...pbh('run', 'configs/digits.yaml', '--db', db)
 step('run configs/vision.yaml', ...pbh('run', 'configs/vision.yaml', '--db', db), { allowFail: true });
 step('run configs/tabular.yaml', ...pbh('run', 'configs/tabular.yaml', '--db', db), { allowFail: true });
 step('leaderboard', ...pbh('query', 'SELECT model, engine_entry AS engine, precision, batch_size, validity, round(throughput_sps, 1) AS samples_per_s, round(p50_ms, 3) AS p50_ms, round(p99_ms, 3) AS p99_ms, latency_boundary, round(top1 * 100, 1) AS top1_pct FROM leaderboard ORDER BY model, batch_size, samples_per_s DESC', '--db', db));
-// What a first look should see: measured Profiles VALID by LoadGen's rules and quiet by the site's noisy rule
-// (a session under 100 ms, or a 95% CI wider than ±10% of the mean: core's publish/noise.ts).
+// What a first look should see: measured Profiles VALID by LoadGen's rules, quiet and not busy: the verdicts stored
+// with each Profile when it was assembled (core's publish/verdicts.ts), never judged again here.
 step('verdicts and noise', ...pbh('query', `SELECT count(*) AS measured, count(*) FILTER (validity = 'VALID') AS valid, count(*) FILTER (validity = 'INVALID') AS invalid,
-  count(*) FILTER (s.shortest_ms < 100 OR (p.throughput_ci95_high - p.throughput_ci95_low) / 2 > 0.1 * p.throughput_mean) AS noisy
-FROM profiles p JOIN (SELECT profile_id, min(wall_ns) / 1e6 AS shortest_ms FROM sessions GROUP BY profile_id) s USING (profile_id)
-WHERE p.status = 'ok' AND p.run_id IN (SELECT run_id FROM runs WHERE started_at >= to_timestamp(${Math.floor(measureStart / 1000)}))`, '--db', db), { allowFail: true });
+  count(*) FILTER (noisy) AS noisy, count(*) FILTER (busy) AS busy, count(*) FILTER (stopped_by = 'budget') AS stopped_on_budget
+FROM profiles
+WHERE status = 'ok' AND run_id IN (SELECT run_id FROM runs WHERE started_at >= to_timestamp(${Math.floor(measureStart / 1000)}))`, '--db', db), { allowFail: true });
 if (existsSync(path.join(root, 'site', 'package.json'))) step('site', ...pbh('site', 'build', '--db', db), { allowFail: true });
 const secs = (ms) => `${Math.round(ms / 1000)} s`;
 process.stdout.write(`

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import type { PublishedProfile } from '@pbh/core';
+import { profileVerdicts, summarize, type PublishedProfile } from '@pbh/core';
 import { describe, expect, it } from 'vitest';
 import { explainFailure } from '../src/lib/explain.js';
 import { MAX_CI_HALF_WIDTH, MIN_SESSION_MS, noiseOf } from '../src/lib/noise.js';
@@ -44,13 +44,15 @@ describe('scrubWith: no absolute path of this machine on a page', () => {
   });
 });
 
-/** The fields noiseOf reads, with sessions of the given wall times. */
+/** The fields noiseOf reads, with sessions of the given wall times and the verdict core stores with them. */
 function measured(wallsMs: number[], mean: number, low: number, high: number) {
+  const sessions = wallsMs.map((ms, index) => ({ index, batches: 1, samples: 1, wall_ns: ms * 1e6, throughput_sps: mean, latency: {}, metrics: {} }));
+  const throughput = { ...summarize([mean]), mean, ci95_low: low, ci95_high: high };
   return {
     throughput_mean: mean,
     throughput_ci95_low: low,
     throughput_ci95_high: high,
-    profile: { sessions: wallsMs.map((ms, index) => ({ index, batches: 1, samples: 1, wall_ns: ms * 1e6, throughput_sps: mean, latency: {}, metrics: {} })) },
+    profile: { sessions, verdicts: profileVerdicts({ scenario: null, interference: null, sessions, throughput }) },
   } as Parameters<typeof noiseOf>[0];
 }
 

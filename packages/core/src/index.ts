@@ -29,6 +29,7 @@ export * from './engine-kit/index.js';
 export { PerformanceTracker, aggregateMetrics } from './harness/tracker.js';
 export * from './energy/index.js';
 export { runSweep, type SweepOptions, type SweepResult } from './harness/sweep.js';
+export { profileVerdicts } from './publish/verdicts.js';
 export { summarize, percentile } from './stats/summary.js';
 export * from './stats/student-t.js';
 

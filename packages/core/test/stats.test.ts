@@ -3,14 +3,14 @@ import { studentTTwoSidedP, tCritical95 } from '../src/stats/student-t.js';
 import { percentile, summarize } from '../src/stats/summary.js';
 
 describe('summarize', () => {
-  it('matches numpy linear percentiles and sample variance', () => {
+  it("takes LoadGen's nearest-rank percentiles and the sample variance", () => {
     const v = [7, 1, 3, 9, 5, 2, 8, 4, 6, 10];
     const s = summarize(v);
-    // numpy.percentile(v, [50, 90, 95, 99]) -> 5.5, 9.1, 9.55, 9.91 ; np.var(v, ddof=1) -> 9.1666...
-    expect(s.p50).toBeCloseTo(5.5, 12);
-    expect(s.p90).toBeCloseTo(9.1, 12);
-    expect(s.p95).toBeCloseTo(9.55, 12);
-    expect(s.p99).toBeCloseTo(9.91, 12);
+    // LoadGen's results.cc: sorted[floor(n * p)] -> 6, 10, 10, 10 ; np.var(v, ddof=1) -> 9.1666...
+    expect(s.p50).toBe(6);
+    expect(s.p90).toBe(10);
+    expect(s.p95).toBe(10);
+    expect(s.p99).toBe(10);
     expect(s.variance).toBeCloseTo(9.166666666666666, 12);
     expect(s.std).toBeCloseTo(Math.sqrt(9.166666666666666), 12);
     expect(s.min).toBe(1);
@@ -27,8 +27,10 @@ describe('summarize', () => {
     expect(Number.isNaN(summarize([]).mean)).toBe(true);
   });
 
-  it('interpolates between two values', () => {
-    expect(percentile(Float64Array.from([1, 2]), 0.5)).toBe(1.5);
+  it('never interpolates: the sample at index floor(n x p)', () => {
+    expect(percentile(Float64Array.from([1, 2]), 0.5)).toBe(2);
+    expect(percentile(Float64Array.from([1, 2, 3, 4]), 0.49)).toBe(2);
+    expect(percentile(Float64Array.from(Array.from({ length: 100 }, (_, i) => i + 1)), 0.99)).toBe(100);
   });
 });
 

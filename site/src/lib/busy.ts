@@ -11,9 +11,10 @@ export interface Busy {
   text: string;
 }
 
-export function busyOf(p: { profile: Pick<PublishedProfile['profile'], 'interference'> }): Busy {
+/** The verdict stored with the Profile (judged once at assembly); the interference figures put it in words. */
+export function busyOf(p: { profile: Pick<PublishedProfile['profile'], 'interference' | 'verdicts'> }): Busy {
   const i = p.profile.interference;
-  if (!i?.busy) return { busy: false, text: '' };
+  if (!p.profile.verdicts?.busy || !i) return { busy: false, text: '' };
   const steal = i.steal_share > 0.005 ? `, ${fmtPct(i.steal_share, 0)} stolen by the hypervisor` : '';
   return { busy: true, text: `busy machine: ${fmtPct(i.other_cpu_share, 0)} of the CPU went to other processes${steal} (load average ${i.load_avg_1m.toFixed(2)})` };
 }

@@ -27,32 +27,30 @@ export interface Noise {
 }
 
 type NoiseInput = Pick<PublishedProfile, 'throughput_mean' | 'throughput_ci95_low' | 'throughput_ci95_high'> & {
-  profile: Pick<PublishedProfile['profile'], 'sessions'>;
+  profile: Pick<PublishedProfile['profile'], 'sessions' | 'verdicts'>;
 };
 
-/** From the Profile's own sessions and confidence interval; a Profile that measured nothing is never noisy. */
+/** The verdict stored with the Profile (judged once at assembly, core's publish/verdicts.ts), put in words. */
 export function noiseOf(p: NoiseInput): Noise {
+  const v = p.profile.verdicts;
+  if (!v?.noisy) return { noisy: false, reasons: [], brief: '' };
   const reasons: string[] = [];
   const brief: string[] = [];
-  const walls = p.profile.sessions.map((s) => s.wall_ns / 1e6);
-  if (walls.length > 0) {
-    const shortest = Math.min(...walls);
-    if (shortest < MIN_SESSION_MS) {
-      const longest = Math.max(...walls);
-      const span = walls.length === 1 || fmtNum(shortest) === fmtNum(longest) ? `${fmtNum(shortest)} ms` : `${fmtNum(shortest)}–${fmtNum(longest)} ms`;
-      reasons.push(`sessions of ${span}, under ${MIN_SESSION_MS} ms: timer and scheduler jitter are a large share of each`);
-      brief.push(`sessions ${span} < ${MIN_SESSION_MS} ms`);
-    }
+  if (v.short_session_ms !== null) {
+    const walls = p.profile.sessions.map((s) => s.wall_ns / 1e6);
+    const longest = Math.max(v.short_session_ms, ...walls);
+    const shortest = v.short_session_ms;
+    const span = walls.length <= 1 || fmtNum(shortest) === fmtNum(longest) ? `${fmtNum(shortest)} ms` : `${fmtNum(shortest)}–${fmtNum(longest)} ms`;
+    reasons.push(`sessions of ${span}, under ${MIN_SESSION_MS} ms: timer and scheduler jitter are a large share of each`);
+    brief.push(`sessions ${span} < ${MIN_SESSION_MS} ms`);
   }
-  const { throughput_mean: mean, throughput_ci95_low: low, throughput_ci95_high: high } = p;
-  if (mean !== null && mean > 0 && low !== null && high !== null) {
-    const half = (high - low) / 2 / mean;
-    if (half > MAX_CI_HALF_WIDTH) {
-      reasons.push(`95% CI ${fmtNum(low)}–${fmtNum(high)} samples/s is ±${fmtPct(half, 0)} of the mean, wider than ±${fmtPct(MAX_CI_HALF_WIDTH, 0)}`);
-      brief.push(`95% CI ±${fmtPct(half, 0)} > ±${fmtPct(MAX_CI_HALF_WIDTH, 0)}`);
-    }
+  const { throughput_ci95_low: low, throughput_ci95_high: high } = p;
+  const half = v.ci_half_width;
+  if (half !== null && half > MAX_CI_HALF_WIDTH && low !== null && high !== null) {
+    reasons.push(`95% CI ${fmtNum(low)}–${fmtNum(high)} samples/s is ±${fmtPct(half, 0)} of the mean, wider than ±${fmtPct(MAX_CI_HALF_WIDTH, 0)}`);
+    brief.push(`95% CI ±${fmtPct(half, 0)} > ±${fmtPct(MAX_CI_HALF_WIDTH, 0)}`);
   }
-  return { noisy: reasons.length > 0, reasons, brief: brief.join('; ') };
+  return { noisy: true, reasons, brief: brief.join('; ') };
 }
 
 /** The tooltip of a noisy mark: every reason, then the rule and its fix. */

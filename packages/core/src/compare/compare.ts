@@ -1,6 +1,6 @@
 import { cellLabel } from '../history/series.js';
 import type { HistoryPoint } from '../history/points.js';
-import { noiseFacts } from '../publish/noise.js';
+import { NOISE_MAX_CI_HALF_WIDTH, NOISE_MIN_SESSION_MS } from '../publish/noise.js';
 import { ratioInterval } from '../stats/welch.js';
 
 export type Verdict = 'faster' | 'slower' | 'no change' | 'not comparable';
@@ -55,7 +55,7 @@ function sideOf(p: HistoryPoint): CompareSide {
     sessions: p.sessions.length,
     hardware: p.hardware,
     engine_version: p.engine_version,
-    noisy: p.status === 'ok' && noiseFacts(p.session_wall_ms, p.throughput, p.ci95_low, p.ci95_high).noisy,
+    noisy: p.noisy,
     busy: p.busy,
   };
 }
@@ -63,9 +63,11 @@ function sideOf(p: HistoryPoint): CompareSide {
 function caveatsOf(name: 'baseline' | 'candidate', p: HistoryPoint): string[] {
   if (p.status !== 'ok') return [];
   const out: string[] = [];
-  const noise = noiseFacts(p.session_wall_ms, p.throughput, p.ci95_low, p.ci95_high);
-  if (noise.shortSessionMs !== null) out.push(`${name} noisy: a session of ${noise.shortSessionMs.toFixed(0)} ms, under 100 ms`);
-  if (noise.wideCi !== null) out.push(`${name} noisy: 95% CI ±${fmtPct(noise.wideCi)} of the mean, wider than ±10%`);
+  // The stored verdict (judged once at assembly); the figures say why.
+  if (p.noisy && p.short_session_ms !== null) out.push(`${name} noisy: a session of ${p.short_session_ms.toFixed(0)} ms, under ${NOISE_MIN_SESSION_MS} ms`);
+  if (p.noisy && p.ci_half_width !== null && p.ci_half_width > NOISE_MAX_CI_HALF_WIDTH) {
+    out.push(`${name} noisy: 95% CI ±${fmtPct(p.ci_half_width)} of the mean, wider than ±${NOISE_MAX_CI_HALF_WIDTH * 100}%`);
+  }
   if (p.busy === true) out.push(`${name} measured on a busy machine (other processes' CPU share over the threshold)`);
   return out;
 }

@@ -171,6 +171,74 @@ export const InterferenceSchema = InterferenceFiguresSchema.extend({
 });
 export type Interference = z.infer<typeof InterferenceSchema>;
 
+/**
+ * The verdicts, computed once when the Profile is assembled (publish/verdicts.ts) and stored with it: the site, the
+ * CLI, `pbh compare` and the demo's summary read these and never judge again. Null in Profiles stored before schema
+ * v7 (the store's migration fills its columns from the same rules).
+ */
+export const VerdictsSchema = z.object({
+  /** LoadGen's verdict for the scenario (null: the cell never ran one). */
+  validity: z.enum(['VALID', 'INVALID']).nullable(),
+  /** The same sessions judged by MLPerf's minimums. */
+  mlperf_validity: z.enum(['VALID', 'INVALID']).nullable(),
+  /** Too noisy to compare: a session under NOISE_MIN_SESSION_MS, or a throughput CI wider than NOISE_MAX_CI_HALF_WIDTH. */
+  noisy: z.boolean(),
+  /** The shortest session in ms where it is under the rule's minimum, else null. */
+  short_session_ms: z.number().nullable(),
+  /** Half-width of the throughput's 95% CI over its mean (null: fewer than one session). */
+  ci_half_width: z.number().nullable(),
+  /** Other processes' CPU share (and steal) reached the busy threshold during the sessions; null when not measured. */
+  busy: z.boolean().nullable(),
+});
+export type Verdicts = z.infer<typeof VerdictsSchema>;
+
+/** One contender against another of its group, from the rounds both ran: mean over rounds of this/other throughput. */
+export const PairRatioSchema = z.object({
+  other_profile_id: z.string(),
+  other_cell_key: z.string(),
+  /** The other contender's engine entry (label, else name) and executed precision, for a reader. */
+  other_engine: z.string(),
+  other_precision: z.string().nullable(),
+  /** Geometric mean over paired rounds of this throughput / the other's, with its 95% Student-t interval on the logs. */
+  ratio: z.number(),
+  ci95_low: z.number(),
+  ci95_high: z.number(),
+  rounds: z.number().int(),
+  /** faster / slower only when the interval leaves out 1; otherwise tied on this machine. */
+  verdict: z.enum(['faster', 'slower', 'tied']),
+});
+export type PairRatio = z.infer<typeof PairRatioSchema>;
+
+/** How the sessions ran: interleaved rounds in a seeded random order, stopped by the interval or the budget. */
+export const RoundsSchema = z.object({
+  /** The group's contenders (cell keys) resident together, in the order rounds index them. */
+  contenders: z.array(z.string()),
+  /** How the group was formed and why (e.g. a second bank where memory did not allow all contenders resident). */
+  formed: z.string(),
+  /** Seed of the rounds' shuffles and each round's order (indices into `contenders`). */
+  seed: z.number().int(),
+  orders: z.array(z.array(z.number().int())),
+  /** Why this contender's rounds ended. */
+  stopped: z.enum(['interval', 'budget', 'max_sessions', 'fixed']),
+  target_ci_half_width: z.number(),
+  ci_half_width: z.number().nullable(),
+  budget_s: z.number(),
+  /** Timed session seconds this contender spent. */
+  spent_s: z.number(),
+  /** Level shifts in the per-session throughput (python/changepoints, ruptures PELT); null when detection could not run. */
+  level_shifts: z
+    .array(z.object({ session: z.number().int(), before: z.number(), after: z.number(), ratio: z.number() }))
+    .nullable(),
+  level_shifts_note: z.string().nullable(),
+  pairs: z.array(PairRatioSchema),
+  /**
+   * Among contenders of the same executed precision: 'fastest' when this is the top throughput and its paired interval
+   * against the runner-up leaves out 1; 'tied' when it is top but the interval holds 1; null otherwise or alone.
+   */
+  lead: z.object({ claim: z.enum(['fastest', 'tied']), runner_up: z.string(), ratio: z.number(), ci95_low: z.number(), ci95_high: z.number() }).nullable(),
+});
+export type Rounds = z.infer<typeof RoundsSchema>;
+
 /** One Profile per sweep cell: what was measured, on what, how, and how it went. */
 export const ProfileSchema = z.object({
   profile_id: z.string(),
@@ -262,6 +330,10 @@ export const ProfileSchema = z.object({
   /** The executed precision's theoretical peak the fraction is against; null before Profiles recorded it (fp32's then). */
   peak: z.object({ precision: z.string(), ops_per_s: z.number(), formula: z.string() }).nullable().default(null),
   sessions: z.array(SessionResultSchema),
+  /** The verdicts as judged once at assembly; null before schema v7 and for cells that never assembled. */
+  verdicts: VerdictsSchema.nullable().default(null),
+  /** Interleaved rounds, their seed and order, the stopping rule and the paired ratios; null for Profiles before v7 and non-interleaved workloads. */
+  rounds: RoundsSchema.nullable().default(null),
   /** Raw per-batch latencies in ns for every boundary, session-major. */
   samples: z.array(z.object({ session: z.number().int(), batch: z.number().int(), boundary: BoundarySchema, ns: z.number() })),
   layers: z.array(LayerRowSchema),

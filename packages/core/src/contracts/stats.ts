@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Statistics over a sample of latencies (ns) or throughputs; percentiles by linear interpolation (numpy's default). */
+/** Statistics over a sample of latencies (ns) or throughputs; percentiles by LoadGen's nearest rank (index floor(n x p) of the sorted values, stats/summary.ts). */
 export const StatsSchema = z.object({
   n: z.number().int(),
   mean: z.number(),

@@ -13,6 +13,7 @@ import { summarizeInterference } from '../system/interference.js';
 import { aggregateMetrics } from './tracker.js';
 import { precisionPeak } from '../system/peak.js';
 import { profileEnergy } from '../energy/summary.js';
+import { profileVerdicts } from '../publish/verdicts.js';
 
 /** The Profile a cell starts from: identity, config and workload; phases fill in the rest as they learn it. */
 export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
@@ -74,6 +75,8 @@ export function blankProfile(ctx: SweepContext, cell: Cell): Profile {
     peak_fraction: null,
     peak: null,
     sessions: [],
+    verdicts: null,
+    rounds: null,
     samples: [],
     layers: [],
     system: ctx.system,
@@ -169,4 +172,5 @@ export function assembleProfile(ctx: SweepContext, plan: CellPlan, m: Measuremen
     profile.peak_fraction = profile.peak ? profile.achieved_flops / profile.peak.ops_per_s : null;
   }
   profile.layers = layerRows(m.layers);
+  profile.verdicts = profileVerdicts(profile);
 }

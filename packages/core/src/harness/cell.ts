@@ -11,6 +11,7 @@ import { runGenerateCell } from './generate/cell.js';
 import { measureCell } from './measure.js';
 import { planCell } from './plan.js';
 import { prepareCell, recordEngine } from './prepare.js';
+import { profileVerdicts } from '../publish/verdicts.js';
 import { referenceOutputs, verifyCell } from './verify.js';
 
 /**
@@ -24,6 +25,7 @@ export async function runCell(ctx: SweepContext, cell: Cell, deadline: Deadline)
   try {
     if (ctx.loaded.experiment.generate) {
       await runGenerateCell(ctx, cell, profile, deadline, (m) => (prepared = m));
+      if (profile.status === 'ok') profile.verdicts = profileVerdicts(profile);
       return profile;
     }
     const plan = await planCell(ctx, cell, profile, deadline);

@@ -29,6 +29,19 @@ function generationNote(g: NonNullable<Profile['generation']>): string {
   return `tokens/s; TTFT p50 ${ms(g.ttft.p50)} p99 ${ms(g.ttft.p99)} ms, ITL p50 ${ms(g.itl.p50)} p99 ${ms(g.itl.p99)} ms${good}${ppl}`;
 }
 
+/** The stored verdicts a reader should weigh the figure by, and how its rounds ended when not by the interval. */
+function verdictMarks(p: Profile): string[] {
+  const v = p.verdicts;
+  const marks: string[] = [];
+  if (v?.noisy) marks.push('noisy');
+  if (v?.busy) marks.push('busy machine');
+  const r = p.rounds;
+  if (r?.stopped === 'budget' && r.ci_half_width !== null) marks.push(`budget spent at ±${(r.ci_half_width * 100).toFixed(1)}%`);
+  if (r?.level_shifts?.length) marks.push(`${r.level_shifts.length} level shift${r.level_shifts.length > 1 ? 's' : ''}`);
+  if (r?.lead) marks.push(r.lead.claim === 'fastest' ? `fastest, ${r.lead.ratio.toFixed(2)}x [${r.lead.ci95_low.toFixed(2)}, ${r.lead.ci95_high.toFixed(2)}]` : `tied with ${r.lead.runner_up}`);
+  return marks;
+}
+
 /** The end-of-run table: one row per Profile (latencies at the headline boundary, as ranked), failures with their reason. */
 export function formatSummary(profiles: Profile[]): string {
   const rows = profiles.map((p) => {
@@ -42,14 +55,14 @@ export function formatSummary(profiles: Profile[]): string {
       p.engine.label ?? p.engine.name,
       p.engine.precision ? precisionCell(p.engine.precision) : '',
       String(p.workload.batch_size),
-      p.scenario ? `${p.scenario.kind} ${p.scenario.validity}${p.scenario.rules === 'pbh' && p.scenario.mlperf ? ` (MLPerf: ${p.scenario.mlperf.validity})` : ''}` : (p.generation ? `${p.generation.scenario} (generate)` : ''),
+      p.scenario ? `${p.scenario.kind} ${p.verdicts?.validity ?? p.scenario.validity}${p.scenario.rules === 'pbh' && p.verdicts?.mlperf_validity ? ` (MLPerf: ${p.verdicts.mlperf_validity})` : ''}` : (p.generation ? `${p.generation.scenario} (generate)` : ''),
       p.status,
       p.throughput ? p.throughput.mean.toFixed(1) : '',
       ms('p50'),
       ms('p99'),
       top1 ? `${(top1.value * 100).toFixed(1)}%` : '',
       p.metrics.peak_rss_mb !== undefined ? p.metrics.peak_rss_mb.toFixed(0) : '',
-      p.status === 'ok' ? (p.generation ? generationNote(p.generation) : '') : (p.error ?? '').split('\n')[0]!.slice(0, 80),
+      p.status === 'ok' ? [...verdictMarks(p), ...(p.generation ? [generationNote(p.generation)] : [])].join('; ') : (p.error ?? '').split('\n')[0]!.slice(0, 80),
     ];
   });
   return table(['model', 'engine', 'precision', 'batch', 'scenario', 'status', 'samples/s', 'p50 ms', 'p99 ms', 'top1', 'rss MiB', 'note'], rows);

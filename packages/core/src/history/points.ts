@@ -35,6 +35,10 @@ export const HistoryPointSchema = z.object({
   session_wall_ms: z.array(z.number()),
   /** profile.interference.busy: other work competed for the CPU; null for Profiles stored before it was measured. */
   busy: z.boolean().nullable(),
+  /** The stored verdict (profiles.noisy, judged once at assembly): too noisy to compare, and why. */
+  noisy: z.boolean(),
+  short_session_ms: z.number().nullable(),
+  ci_half_width: z.number().nullable(),
 });
 export type HistoryPoint = z.output<typeof HistoryPointSchema>;
 
@@ -54,7 +58,7 @@ SELECT p.profile_id, p.run_id, r.name AS run_name,
   CASE WHEN p.status = 'ok' THEN p.throughput_ci95_low END AS ci95_low,
   CASE WHEN p.status = 'ok' THEN p.throughput_ci95_high END AS ci95_high,
   coalesce(x.sessions, []) AS sessions, coalesce(x.walls, []) AS session_wall_ms,
-  json_extract(p.profile_json, '$.interference.busy')::BOOLEAN AS busy
+  p.busy, p.status = 'ok' AND coalesce(p.noisy, false) AS noisy, p.short_session_ms, p.ci_half_width
 FROM profiles p
 LEFT JOIN systems s ON s.system_id = p.system_id
 LEFT JOIN runs r ON r.run_id = p.run_id

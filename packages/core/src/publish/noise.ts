@@ -1,4 +1,5 @@
 /**
+ * The noisy rule, applied once when a Profile is assembled (publish/verdicts.ts); readers read `profile.verdicts`.
  * When a Profile's throughput is too noisy to compare (the site's noisy mark, and `pbh compare`'s caveat): a reader
  * should not weigh a 5% difference between two Profiles whose own figure could move by more than that.
  * - a session shorter than NOISE_MIN_SESSION_MS: timer resolution, scheduler ticks and a single preemption are then
@@ -8,6 +9,7 @@
  */
 export const NOISE_MIN_SESSION_MS = 100;
 export const NOISE_MAX_CI_HALF_WIDTH = 0.1;
+// The store's v7 migration judges Profiles stored before it by the same numbers (store/verdict-schema.ts).
 
 export interface NoiseFacts {
   noisy: boolean;

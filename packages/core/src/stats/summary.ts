@@ -1,15 +1,15 @@
 import type { Stats } from '../contracts/profile.js';
 import { tCritical95 } from './student-t.js';
 
-/** Percentile by linear interpolation between closest ranks (numpy's default, "linear"); `sorted` ascending. */
+/**
+ * The one percentile of PBH, LoadGen's (results.cc): the value at 0-based index floor(n x q) of the ascending list,
+ * nearest rank and never interpolated, so a Profile's p99 and its scenario's reported p99 are the same sample.
+ * `sorted` ascending.
+ */
 export function percentile(sorted: ArrayLike<number>, q: number): number {
   const n = sorted.length;
   if (n === 0) return NaN;
-  const pos = (n - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.min(lo + 1, n - 1);
-  const frac = pos - lo;
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * frac;
+  return sorted[Math.min(n - 1, Math.floor(n * q))]!;
 }
 
 /**

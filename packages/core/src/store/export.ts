@@ -27,6 +27,7 @@ export const EXPORTED_RELATIONS = [
   'layers',
   'scores',
   'generation',
+  'pair_ratios',
   'leaderboard',
   'comparisons',
 ] as const;

@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { PAIR_RATIOS_TABLE, VERDICT_BACKFILL, VERDICT_COLUMNS } from './verdict-schema.js';
 import { StoreSchemaError, messageOf } from './errors.js';
 import { GENERATION_TABLE, GENERATION_V6_COLUMNS, generativeLeaderboard } from './generation-schema.js';
 import { ENERGY_BACKFILL, ENERGY_COLUMNS, energyLeaderboard } from './energy-schema.js';
@@ -481,6 +482,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 6,
     description: 'generation: tpot and e2e p90, bits per byte, the tokenizer, the prompts\' source and the model\'s cache layout',
     statements: GENERATION_V6_COLUMNS.map((c) => `ALTER TABLE generation ADD COLUMN ${c}`),
+  },
+  {
+    version: 7,
+    description: 'profiles: the verdicts judged once at assembly (mlperf_validity, noisy, busy, CI half-width), how interleaved rounds stopped, the lead claim; pair_ratios from paired rounds',
+    statements: [...VERDICT_COLUMNS.map((c) => `ALTER TABLE profiles ADD COLUMN ${c}`), PAIR_RATIOS_TABLE, ...VERDICT_BACKFILL],
   },
 ];
 

@@ -133,6 +133,15 @@ export function profileRow(profile: Profile): Row {
     headline_boundary: profile.headline_boundary,
     validity: profile.scenario?.validity ?? null,
     validity_reasons: profile.scenario ? JSON.stringify(profile.scenario.reasons) : null,
+    mlperf_validity: profile.verdicts?.mlperf_validity ?? null,
+    noisy: profile.verdicts?.noisy ?? null,
+    short_session_ms: profile.verdicts?.short_session_ms ?? null,
+    ci_half_width: profile.verdicts?.ci_half_width ?? null,
+    busy: profile.verdicts?.busy ?? null,
+    rounds_seed: profile.rounds?.seed ?? null,
+    stopped_by: profile.rounds?.stopped ?? null,
+    level_shifts: profile.rounds?.level_shifts?.length ?? null,
+    lead_claim: profile.rounds?.lead?.claim ?? null,
     scenario_metric: profile.scenario?.reported.name ?? null,
     scenario_value: profile.scenario?.reported.value ?? null,
     dataset_name: dataset.name,
@@ -187,4 +196,9 @@ export function sessionRow(profileId: string, session: SessionResult): Row {
     latency_json: JSON.stringify(session.latency),
     metrics_json: JSON.stringify(session.metrics),
   };
+}
+
+/** The Profile's paired-round ratios against the other contenders of its group, one row each. */
+export function pairRatioRows(profile: Profile): Row[] {
+  return (profile.rounds?.pairs ?? []).map((pair) => ({ profile_id: profile.profile_id, ...pair }));
 }

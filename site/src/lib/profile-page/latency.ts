@@ -23,6 +23,6 @@ export function latencyHtml(entry: ProfileEntry, ecdf: { svg: string } | null): 
     const cells = [s.mean, s.std, s.min, s.p50, s.p90, s.p95, s.p99, s.max].map((ns) => html`<td>${fmtNum(ns / 1e6)}</td>`);
     return [html`<tr><td>${b.label}${b.key === headline && ' (headline)'}</td><td>${s.n}</td>${cells}</tr>`];
   });
-  const table = rows.length > 0 && html`<div class="table-wrap"><table class="num"><caption class="note">Per-batch latency in milliseconds (percentiles interpolated linearly)</caption><thead><tr><th>Boundary</th><th>n</th><th>mean</th><th>std</th><th>min</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  const table = rows.length > 0 && html`<div class="table-wrap"><table class="num"><caption class="note">Per-batch latency in milliseconds (percentiles by nearest rank, LoadGen's: the sample at index ⌊n·p⌋)</caption><thead><tr><th>Boundary</th><th>n</th><th>mean</th><th>std</th><th>min</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th></tr></thead><tbody>${rows}</tbody></table></div>`;
   return html`<h2>Latency distribution</h2><p class="note">${note}</p>${chart}${table}<p class="note">What each boundary measures: <a href="../glossary.html#boundaries">Glossary</a>.</p>`;
 }

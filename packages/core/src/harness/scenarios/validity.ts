@@ -1,3 +1,4 @@
+import { percentile } from '../../stats/summary.js';
 import { earlyStoppingEstimate, serverEarlyStoppingPasses } from './early-stopping.js';
 import type { ScenarioSettings } from './settings.js';
 
@@ -19,10 +20,8 @@ export interface Verdict {
   earlyStoppingMs: number | null;
 }
 
-/** LoadGen's percentile: the latency at index floor(n x p) of the ascending list (nearest rank, not interpolated). */
-export function loadgenPercentile(sorted: ArrayLike<number>, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
-}
+/** LoadGen's percentile, the one every Profile figure uses (stats/summary.ts). */
+export const loadgenPercentile = percentile;
 
 const ms = (ns: number): number => ns / 1e6;
 const fmt = (v: number): string => v.toPrecision(4);
