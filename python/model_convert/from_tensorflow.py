@@ -156,6 +156,48 @@ def unconvertible_ops(interpreter) -> list[str]:
     return sorted(op for op in ops if f"TFL_{op}" not in handled)
 
 
+def densified(path: str, interpreter) -> bytes:
+    """The .tflite with each DENSIFY op replaced by the dense constant it computes, as LiteRT itself computes it.
+
+    DENSIFY turns a sparse constant (weights stored in a sparse format) into a dense one at load; tf2onnx reads no
+    sparse tensor. LiteRT runs the model once on zeros keeping every tensor, each DENSIFY output becomes a constant
+    buffer holding those values and the op is dropped: the same numbers, dense.
+    """
+    import flatbuffers  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+    from ai_edge_litert import schema_py_generated as schema  # noqa: PLC0415
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType  # noqa: PLC0415
+
+    with open(path, "rb") as f:
+        buf = f.read()
+    model = schema.ModelT.InitFromPackedBuf(buf, 0)
+    codes = [max(c.builtinCode, c.deprecatedBuiltinCode) for c in model.operatorCodes]
+    keeper = Interpreter(model_content=buf, experimental_preserve_all_tensors=True, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    keeper.allocate_tensors()
+    for d in keeper.get_input_details():
+        keeper.set_tensor(d["index"], np.zeros(d["shape"], d["dtype"]))
+    keeper.invoke()
+    if len(model.subgraphs) != 1:
+        raise Unconvertible("DENSIFY in a .tflite of several subgraphs: only one subgraph's tensors can be read back")
+    graph = model.subgraphs[0]
+    kept = []
+    for op in graph.operators:
+        if codes[op.opcodeIndex] != schema.BuiltinOperator.DENSIFY:
+            kept.append(op)
+            continue
+        dense = schema.BufferT()
+        dense.data = np.frombuffer(np.ascontiguousarray(keeper.get_tensor(op.outputs[0])).tobytes(), np.uint8)
+        model.buffers.append(dense)
+        graph.tensors[op.outputs[0]].buffer = len(model.buffers) - 1
+        # The sparse constant is read by no op now: it keeps its index but no longer its data.
+        graph.tensors[op.inputs[0]].buffer = 0
+        graph.tensors[op.inputs[0]].sparsity = None
+    graph.operators = kept
+    builder = flatbuffers.Builder(len(buf) * 2)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
+
+
 def export(path: str, target: str) -> dict:
     import onnx  # noqa: PLC0415
     import tensorflow as tf  # noqa: PLC0415
@@ -168,16 +210,27 @@ def export(path: str, target: str) -> dict:
         from ai_edge_litert.interpreter import OpResolverType  # noqa: PLC0415
 
         interpreter = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        inputs, outputs = tflite_io(interpreter)
+        readable = path
+        densify = "DENSIFY" in {op["op_name"] for op in interpreter._get_ops_details()}  # noqa: SLF001 - as in unconvertible_ops
+        if densify:
+            readable = target + ".dense.tflite"
+            with open(readable, "wb") as f:
+                f.write(densified(path, interpreter))
+            interpreter = Interpreter(model_path=readable, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
         missing = unconvertible_ops(interpreter)
         if missing:
-            raise Unconvertible(f"tf2onnx {version('tf2onnx')} has no converter for op {', '.join(missing)} of this .tflite{' (DENSIFY: sparse weights that LiteRT densifies at load)' if 'DENSIFY' in missing else ''}: run it on the litert engine, or convert it without that op")
-        inputs, outputs = tflite_io(interpreter)
-        model, _ = tf2onnx.convert.from_tflite(path, opset=OPSET)
+            raise Unconvertible(f"tf2onnx {version('tf2onnx')} has no converter for op {', '.join(missing)} of this .tflite: run it on the litert engine, or convert it without that op")
+        try:
+            model, _ = tf2onnx.convert.from_tflite(readable, opset=OPSET)
+        finally:
+            if densify:
+                os.remove(readable)
         rename(model.graph, {io["tensor"]: io["name"] for io in inputs + outputs})
         add_quantization(model, inputs, outputs)
         relus = drop_relu_before_quantize(model)
         onnx.save(model, target)
-        io = {"inputs": inputs, "outputs": outputs, "relu_folded_into_quantize": relus}
+        io = {"inputs": inputs, "outputs": outputs, "relu_folded_into_quantize": relus, "densified": densify}
     else:
         if source == "savedmodel":
             loaded = tf.saved_model.load(path)
@@ -204,4 +257,5 @@ def export(path: str, target: str) -> dict:
     model = onnx.load(target)
     model.metadata_props.add(key="pbh.source.io", value=json.dumps(io))
     onnx.save(model, target)
-    return {"format": source, "exporter": f"tf2onnx ({'from_tflite' if source == 'tflite' else 'from_function'})", "exporter_version": exporter_version(), "input_names": [i["name"] for i in inputs], "output_names": [o["name"] for o in outputs]}
+    how = "from_function" if source != "tflite" else "from_tflite, its DENSIFY ops first made dense constants by LiteRT" if io.get("densified") else "from_tflite"
+    return {"format": source, "exporter": f"tf2onnx ({how})", "exporter_version": exporter_version(), "input_names": [i["name"] for i in inputs], "output_names": [o["name"] for o in outputs]}
