@@ -37,7 +37,32 @@ export function plotted(options: Plot.PlotOptions): Element & Plot.Plot {
     document: document as unknown as Document,
   });
   for (const style of [...node.querySelectorAll('style')]) style.remove();
+  labelLogTicks(node as unknown as Element & Plot.Plot, options);
   return node as unknown as Element & Plot.Plot;
+}
+
+/**
+ * Plot formats a log axis's ticks with d3's log tickFormat, which blanks every label past the first few mantissas of a
+ * decade whatever tickFormat says (a batch-8 tick had no label). Where the chart names its ticks and their format, each
+ * axis group's labels are written from them: one text per tick inside the domain, in order, as Plot draws them.
+ */
+function labelLogTicks(plot: Element & Plot.Plot, options: Plot.PlotOptions): void {
+  for (const axis of ['x', 'y'] as const) {
+    const scaleOptions = options[axis];
+    if (scaleOptions?.type !== 'log' || !Array.isArray(scaleOptions.ticks) || typeof scaleOptions.tickFormat !== 'function') continue;
+    const format = scaleOptions.tickFormat as (value: number) => string;
+    const domain = (plot.scale(axis)?.domain ?? []) as number[];
+    if (domain.length < 2) continue;
+    const [lo, hi] = [Math.min(...domain), Math.max(...domain)];
+    const ticks = (scaleOptions.ticks as number[]).filter((t) => t >= lo && t <= hi);
+    for (const group of [...plot.querySelectorAll(`g[aria-label="${axis}-axis tick label"]`)]) {
+      const texts = [...group.querySelectorAll('text')];
+      if (texts.length !== ticks.length) continue;
+      texts.forEach((text, i) => {
+        text.textContent = format(ticks[i]!);
+      });
+    }
+  }
 }
 
 /**
