@@ -83,6 +83,10 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
         // The KV cache of the longest request: 2 layers x (key, value) x kv heads x 16 x 4 bytes per token.
         const kvHeads = model === 'llama_gqa' ? 2 : 4;
         expect(g.kv_cache_bytes).toBe(2 * 2 * kvHeads * 16 * 4 * (g.prompt_tokens.max + MAX_NEW));
+        // Decode streams every weight per token: its bytes/s and its share of the measured bandwidth are positive.
+        expect(g.roofline.decode.bytes_per_token).toBeGreaterThan(4 * 100_000);
+        expect(g.roofline.decode.share_of_bandwidth).toBeGreaterThan(0);
+        expect(g.roofline.prefill.flops_per_s).toBeGreaterThan(0);
         if (row.engine !== 'onnxruntime') expect(g.gate, `${model} on ${row.engine}`).toMatchObject({ reference_engine: 'onnxruntime', passed: true });
         if (row.engine === 'openvino-genai') {
           expect(g.served).toBe('one_at_a_time');

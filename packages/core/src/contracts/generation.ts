@@ -137,6 +137,18 @@ export const GenerationResultSchema = z.object({
   served: z.enum(['interleaved', 'one_at_a_time']).nullable().default(null),
   /** The runtime's own figures (medians over session 0's requests), beside PBH's: e.g. OpenVINO GenAI's perf metrics. */
   runtime_reported: z.record(z.string(), z.number()).nullable().default(null),
+  /**
+   * Where each phase stands against the machine: prefill as compute (FLOP/s against the executed precision's peak),
+   * decode as memory traffic (bytes/s against the bandwidth PBH measured). The approximations are in `method`.
+   */
+  roofline: z
+    .object({
+      method: z.string(),
+      prefill: z.object({ flops_per_token: z.number(), flops_per_s: z.number(), peak_ops_per_s: z.number().nullable(), share_of_peak: z.number().nullable() }).nullable(),
+      decode: z.object({ bytes_per_token: z.number(), bytes_per_s: z.number(), bandwidth_bytes_per_s: z.number(), bandwidth_method: z.string(), share_of_bandwidth: z.number() }),
+    })
+    .nullable()
+    .default(null),
   /** Why perplexity is absent when it was asked for (a runtime that gives no logits). */
   perplexity_unavailable: z.string().nullable().default(null),
   /** The model's cache: PBH's fixed-capacity graph, or the Hugging Face decoder layout (growing, per layer). */

@@ -47,5 +47,9 @@ export function generationRow(profile: Profile): Row | null {
     model_layout: g.model_layout,
     served: g.served,
     runtime_reported: g.runtime_reported ? JSON.stringify(g.runtime_reported) : null,
+    prefill_flops_per_s: g.roofline?.prefill?.flops_per_s ?? null,
+    prefill_share_of_peak: g.roofline?.prefill?.share_of_peak ?? null,
+    decode_bytes_per_s: g.roofline?.decode.bytes_per_s ?? null,
+    decode_share_of_bandwidth: g.roofline?.decode.share_of_bandwidth ?? null,
   };
 }

@@ -30,7 +30,7 @@ export const GENERATION_TABLE = `CREATE TABLE generation (
 )`;
 
 /** Schema v6: what real LLMs add (a tokenizer of their own, bits per byte across tokenizers, p90s). */
-export const GENERATION_V6_COLUMNS = ['tpot_p90_ms DOUBLE', 'e2e_p90_ms DOUBLE', 'bits_per_byte DOUBLE', 'tokenizer VARCHAR', 'tokenizer_sha256 VARCHAR', 'prompt_source VARCHAR', 'model_layout VARCHAR', 'served VARCHAR', 'runtime_reported JSON'];
+export const GENERATION_V6_COLUMNS = ['tpot_p90_ms DOUBLE', 'e2e_p90_ms DOUBLE', 'bits_per_byte DOUBLE', 'tokenizer VARCHAR', 'tokenizer_sha256 VARCHAR', 'prompt_source VARCHAR', 'model_layout VARCHAR', 'served VARCHAR', 'runtime_reported JSON', 'prefill_flops_per_s DOUBLE', 'prefill_share_of_peak DOUBLE', 'decode_bytes_per_s DOUBLE', 'decode_share_of_bandwidth DOUBLE'];
 
 const GENERATIVE_COLUMNS = `  g.ttft_p50_ms,
   g.ttft_p99_ms,

@@ -9,6 +9,8 @@ import { generationFigures, requestFigures } from '../../src/harness/generate/fi
 import { firstDivergence, gateRule, judgeRanks } from '../../src/harness/generate/gate.js';
 import { runGenerationLoop, scoreTextWith, type LmStep } from '../../src/harness/generate/lm-loop.js';
 import { byteTokens } from '../../src/harness/generate/tokens.js';
+import { roofline } from '../../src/harness/generate/roofline.js';
+import { memoryBandwidth } from '../../src/system/memory-bandwidth.js';
 
 const CACHE = [1, 1, 8, 1];
 const VOCAB = 256;
@@ -143,6 +145,28 @@ describe('the token-for-token gate', () => {
     expect(firstDivergence([[1, 2, 3], [4, 5]], [[1, 2, 3], [4, 5]])).toBeNull();
     expect(firstDivergence([[1, 2, 3], [4, 5]], [[1, 2, 3], [4, 6]])).toEqual({ request: 1, position: 1, expected: 5, got: 6 });
     expect(firstDivergence([[1, 2, 3]], [[1, 2]])).toEqual({ request: 0, position: 2, expected: 3, got: -1 });
+  });
+});
+
+describe('the roofline of a generate Profile', () => {
+  it('puts prefill FLOP/s against the peak and decode bytes/s against the bandwidth, from single-stream requests', () => {
+    const lm = { layout: 'hf_decoder', cacheShape: null, capacity: 256, kvBytesPerToken: 1000, layers: 2, kvHeads: 2, headDim: 16 } as const;
+    // 10 prompt tokens in 1 ms; then 9 more tokens in 9 ms (1 ms each).
+    const requests = [{ prompt_tokens: 10, output_tokens: 10, arrival_ns: 0, ttft_ns: 1e6, e2e_ns: 10e6, itl_ns: Array(9).fill(1e6) }];
+    const r = roofline({ parameters: 1e6, executed: 'bf16', lm, maxNewTokens: 10, scenario: 'single_stream', requests, peak: { precision: 'bf16', ops_per_s: 1e11, formula: 'f' }, bandwidth: { bytes_per_s: 1e10, method: 'm' } });
+    expect(r.prefill).toEqual({ flops_per_token: 2e6, flops_per_s: 2e10, peak_ops_per_s: 1e11, share_of_peak: 0.2 });
+    // bf16 weights (2 bytes each) + the cache at 10 + 10/2 tokens, per 1 ms.
+    expect(r.decode.bytes_per_token).toBe(2e6 + 15 * 1000);
+    expect(r.decode.bytes_per_s).toBeCloseTo((2e6 + 15e3) * 1e3, 3);
+    expect(r.decode.share_of_bandwidth).toBeCloseTo(0.2015, 6);
+    expect(roofline({ parameters: 1e6, executed: 'fp32', lm, maxNewTokens: 10, scenario: 'server', requests, peak: null, bandwidth: { bytes_per_s: 1e10, method: 'm' } }).prefill).toBeNull();
+  });
+
+  it('measures the memory bandwidth once, stating how', () => {
+    const first = memoryBandwidth();
+    expect(first.bytes_per_s).toBeGreaterThan(0);
+    expect(first.method).toMatch(/one thread copying 256 MiB/);
+    expect(memoryBandwidth()).toBe(first);
   });
 });
 

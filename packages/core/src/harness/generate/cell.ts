@@ -18,7 +18,10 @@ import { profileEnergy, type TrackedEnergy } from '../../energy/summary.js';
 import { generationFigures, type GenerationSession } from './figures.js';
 import { describeDivergence, describeRankFailure, firstDivergence, GATE_TOP_K, gateRule, judgeRanks } from './gate.js';
 import { planGenerate, type GeneratePlan } from './plan.js';
+import { roofline } from './roofline.js';
 import { generatorOf } from './run.js';
+import { memoryBandwidth } from '../../system/memory-bandwidth.js';
+import { precisionPeak } from '../../system/peak.js';
 
 async function prepareOn(plan: GeneratePlan, engine: GeneratePlan['engine'], options: Record<string, unknown>, seed: number, deadline: Deadline, device: string, process: EngineProcess): Promise<PreparedModel> {
   await mkdir(plan.workDir, { recursive: true });
@@ -159,6 +162,16 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
     prompt_source: plan.dataset.form,
     model_layout: plan.lm.layout,
     served: gen.serves,
+    roofline: roofline({
+      parameters: plan.facts.parameters,
+      executed: profile.engine.precision?.executed ?? plan.precision.requested,
+      lm: plan.lm,
+      maxNewTokens: plan.cfg.max_new_tokens,
+      scenario: plan.scenario,
+      requests: figures.result.per_request,
+      peak: precisionPeak(ctx.system, profile.engine.precision?.executed ?? plan.precision.requested),
+      bandwidth: memoryBandwidth(),
+    }),
     runtime_reported: runtimeReported(sessions[0]?.traces ?? []),
     perplexity_unavailable: perplexityUnavailable,
   };
