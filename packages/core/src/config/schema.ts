@@ -183,6 +183,21 @@ export const EnergyConfigSchema = z.strictObject({
 });
 export type EnergyConfig = z.infer<typeof EnergyConfigSchema>;
 
+/**
+ * How sessions run: the contenders of a group (one model and batch size across engines and precisions) resident
+ * together, one session each a round in a fresh seeded random order (RMIT, Abedi and Brecht 2017), rounds going on
+ * until every contender's 95% throughput interval is within ±target_ci of its mean or its budget is spent.
+ */
+export const RoundsSchema = z.strictObject({
+  interleave: z.boolean().default(true).describe('run a group\'s contenders in interleaved rounds; false: each cell alone, its sessions back to back'),
+  target_ci: z.number().positive().max(1).default(0.05).describe('stop once every contender\'s 95% CI of throughput is within ± this share of its mean'),
+  budget_s: z.number().positive().max(86_400).default(3).describe('timed session seconds a contender may spend before its rounds stop short of the target'),
+  max_sessions: Positive.max(10_000).default(30).describe('the most sessions a contender runs, whatever its interval'),
+  max_resident: Positive.max(64).default(8).describe('the most contenders prepared and resident at once; a larger group runs in banks of this size'),
+  min_free_memory_mb: NonNegative.default(1024).describe('no further contender is prepared into a bank once free memory is below this; the rest form the next bank'),
+});
+export type RoundsConfig = z.infer<typeof RoundsSchema>;
+
 export const ExperimentSchema = z.strictObject({
   $schema: z.string().optional(),
   name: z.string().min(1),
@@ -207,7 +222,8 @@ export const ExperimentSchema = z.strictObject({
     .describe('cells to leave out of the sweep: each entry drops the cells that match all of its fields'),
   generate: GenerateSchema.optional().describe('run the generate workload (TTFT, inter-token latency, tokens/s) instead of batches; needs a text dataset and batch_sizes [1]'),
   warmup_batches: NonNegative.default(5),
-  sessions: Positive.default(5),
+  sessions: Positive.default(5).describe('the fewest sessions (rounds) a contender runs; more follow until its throughput interval meets rounds.target_ci or its budget is spent'),
+  rounds: RoundsSchema.prefault({}).describe('interleaved, randomized rounds of sessions, stopped by the throughput interval within a budget (harness/rounds.ts)'),
   timeout_s: z.number().positive().max(2_000_000).default(300).describe("per cell; at most 2,000,000 s (a Node timer holds up to 2^31 ms)"),
   scorers: z
     .array(

@@ -10,6 +10,7 @@ import { stat } from 'node:fs/promises';
 import { ModelFileError, modelFacts } from './model-facts.js';
 import { convertModel, converterFor, type Converter } from '../model/convert.js';
 import type { ReferenceOutputs } from './reference.js';
+import type { Detection, SeriesValues } from '../history/detect.js';
 
 export type CellProgress = { kind: 'phase'; phase: string } | { kind: 'session'; index: number; of: number };
 
@@ -28,6 +29,8 @@ export interface SweepContext {
   onProgress?: (e: CellProgress) => void;
   /** The harness's clock (preprocessing, the transport probe); tests inject one that never waits. */
   clock?: Clock;
+  /** Level shifts within a cell's sessions: python/changepoints (history/detect.ts) unless a test injects its own. */
+  detectShifts?: (series: SeriesValues[]) => Promise<Detection>;
 }
 
 export function probeOnce(ctx: SweepContext, engine: Engine, process: EngineProcess): Promise<Availability> {

@@ -15,6 +15,11 @@ export class Deadline {
     this.endsAt = Date.now() + timeoutS * 1000;
   }
 
+  /** When the cell's time ends, epoch ms: the watchdog is armed for it, the rounds keep time before it for finishing. */
+  get endsAtMs(): number {
+    return this.endsAt;
+  }
+
   /** Aborted once the cell is over its time or interrupted, so engines can stop work nobody will wait for. */
   get signal(): AbortSignal {
     return this.controller.signal;

@@ -87,32 +87,38 @@ async function transportProbe(plan: LoopPlan, out: { predict: Series; transport:
 }
 
 /**
- * The unified loop (Algorithm 1), LoadGen's single- and multi-stream performance mode over the resident performance
- * set: S sessions, each inside the tracker, each one closed-loop session of the system under test (in the runtime's
- * process) that runs every batch, its minimum query count and its minimum duration. Then the transport probe.
+ * LoadGen's single- and multi-stream performance mode over the resident performance set, one tracked session at a
+ * time: the rounds (harness/rounds.ts) interleave the sessions of a group's contenders, each call one closed-loop
+ * session of the system under test (in the runtime's process) that runs every batch, its minimum query count and its
+ * minimum duration. `finish` runs the transport probe and hands back every session.
  */
-export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
-  const B = plan.batchSize;
-  const series = { engine: new Series(), predict: new Series(), transport: new Series(), end_to_end: new Series() };
-  const sessions: SessionResult[] = [];
-  const metricValues: MetricValue[][] = [];
-  const interference: SessionInterference[] = [];
-  const energy: TrackedEnergy[] = [];
-  for (let s = 0; s < plan.sessions; s++) {
+export class StreamSessions {
+  private readonly series = { engine: new Series(), predict: new Series(), transport: new Series(), end_to_end: new Series() };
+  readonly sessions: SessionResult[] = [];
+  private readonly metricValues: MetricValue[][] = [];
+  private readonly interference: SessionInterference[] = [];
+  private readonly energy: TrackedEnergy[] = [];
+
+  constructor(private readonly plan: LoopPlan) {}
+
+  /** One tracked session; its index is the next in order. */
+  async session(): Promise<SessionResult> {
+    const { plan } = this;
+    const s = this.sessions.length;
     plan.onSession?.(s);
     await plan.tracker.start(plan.metricContext);
     const t = await plan.deadline.run(plan.sut.closedLoop({ batches: plan.residentBatches, minQueries: plan.minSessionQueries, minDurationNs: plan.minSessionNs }));
     const tracked = await plan.tracker.stop(plan.metricContext);
-    metricValues.push(tracked.metrics);
-    if (tracked.interference) interference.push(tracked.interference);
-    if (tracked.energy) energy.push(tracked.energy);
+    this.metricValues.push(tracked.metrics);
+    if (tracked.interference) this.interference.push(tracked.interference);
+    if (tracked.energy) this.energy.push(tracked.energy);
     let total = 0;
     for (const ns of t.engineNs) {
-      series.engine.push(s, ns);
+      this.series.engine.push(s, ns);
       total += ns;
     }
-    const samples = t.engineNs.length * B;
-    sessions.push({
+    const samples = t.engineNs.length * plan.batchSize;
+    const result: SessionResult = {
       index: s,
       batches: t.engineNs.length,
       samples,
@@ -120,12 +126,25 @@ export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
       throughput_sps: (samples * 1e9) / total,
       latency: { engine: summarize(t.engineNs) },
       metrics: Object.fromEntries(tracked.metrics.map((v) => [v.name, v.value])),
-    });
+    };
+    this.sessions.push(result);
+    return result;
   }
-  await transportProbe(plan, series);
-  const raw: LoopResult['raw'] = {};
-  for (const [boundary, values] of Object.entries(series) as [TimedBoundary, Series][]) {
-    if (values.values.length) raw[boundary] = values.done();
+
+  /** The transport probe after the last session, then every session's figures and raw samples. */
+  async finish(): Promise<LoopResult> {
+    await transportProbe(this.plan, this.series);
+    const raw: LoopResult['raw'] = {};
+    for (const [boundary, values] of Object.entries(this.series) as [TimedBoundary, Series][]) {
+      if (values.values.length) raw[boundary] = values.done();
+    }
+    return { sessions: this.sessions, metricValues: this.metricValues, interference: this.interference, energy: this.energy, raw, headline: 'engine' };
   }
-  return { sessions, metricValues, interference, energy, raw, headline: 'engine' };
+}
+
+/** The unified loop (Algorithm 1) with a fixed count: `plan.sessions` sessions back to back, then the transport probe. */
+export async function runLoop(plan: LoopPlan): Promise<LoopResult> {
+  const loop = new StreamSessions(plan);
+  for (let s = 0; s < plan.sessions; s++) await loop.session();
+  return loop.finish();
 }

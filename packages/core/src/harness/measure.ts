@@ -5,7 +5,7 @@ import type { TensorMap } from '../contracts/tensor.js';
 import { cpuTimeUs, rssBytes } from '../metrics/process-stats.js';
 import type { SweepContext } from './context.js';
 import type { Deadline } from './deadline.js';
-import { runLoop, type LoopResult } from './loop.js';
+import { StreamSessions, type LoopResult } from './loop.js';
 import type { CellPlan } from './plan.js';
 import { runOpenLoop, type OpenLoopResult } from './scenarios/open-loop.js';
 import { mlperfJudgement, scenarioSettings, type ScenarioSettings } from './scenarios/settings.js';
@@ -68,8 +68,22 @@ async function warmup(model: PreparedModel, batches: number, queries: number, de
   return Math.min(...t.engineNs);
 }
 
-async function performance(ctx: SweepContext, plan: CellPlan, model: PreparedModel, settings: ScenarioSettings, deadline: Deadline) {
+/**
+ * The performance set made resident and warmed up, ready for tracked sessions: a stream scenario's sessions are
+ * run one at a time by the rounds (`stream`); server and offline run their whole open schedule here (`open`), their
+ * sessions planned together (the peak search, the arrival schedule), so they are not interleaved.
+ */
+export interface OpenPerformance {
+  settings: ScenarioSettings;
+  executor: 'runtime' | 'harness';
+  stream: StreamSessions | null;
+  open: OpenLoopResult | null;
+}
+
+export async function openPerformance(ctx: SweepContext, plan: CellPlan, model: PreparedModel, deadline: Deadline): Promise<OpenPerformance> {
   const exp = ctx.loaded.experiment;
+  const settings = scenarioSettings(exp, plan.cell);
+  ctx.onProgress?.({ kind: 'phase', phase: `measure (${settings.kind})` });
   const clock = ctx.clock ?? hrtimeClock;
   const pid = model.runsIn.pid;
   const metricContext: MetricContext = { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) };
@@ -95,9 +109,9 @@ async function performance(ctx: SweepContext, plan: CellPlan, model: PreparedMod
       deadline,
       onSession,
     });
-    return { executor, loop: null, open, verdicts: open.verdicts, mlperfVerdicts: open.mlperfVerdicts } as const;
+    return { settings, executor, stream: null, open };
   }
-  const loop = await runLoop({
+  const stream = new StreamSessions({
     sut: model.sut,
     residentBatches: resident.length,
     preprocessNs,
@@ -111,25 +125,19 @@ async function performance(ctx: SweepContext, plan: CellPlan, model: PreparedMod
     clock,
     onSession,
   });
-  return {
-    executor,
-    loop,
-    open: null,
-    verdicts: streamVerdicts(settings, loop, plan.batchSize),
-    mlperfVerdicts: streamVerdicts(mlperfJudgement(settings), loop, plan.batchSize),
-  } as const;
+  return { settings, executor, stream, open: null };
 }
 
 /**
- * The measure phase: the resident performance set, warmup and the tracked sessions of the cell's scenario; then,
- * with the set unloaded and outside any tracker, the accuracy pass over every sample and the probes (model-only,
- * memory, layers).
+ * The measure phase after the sessions: the transport probe, then with the set unloaded and outside any tracker the
+ * accuracy pass over every sample and the probes (model-only, memory, layers).
  */
-export async function measureCell(ctx: SweepContext, plan: CellPlan, model: PreparedModel, references: TensorMap[], deadline: Deadline): Promise<Measurement> {
+export async function finishMeasure(ctx: SweepContext, plan: CellPlan, model: PreparedModel, references: TensorMap[], perf: OpenPerformance, deadline: Deadline): Promise<Measurement> {
   const exp = ctx.loaded.experiment;
-  const settings = scenarioSettings(exp, plan.cell);
-  ctx.onProgress?.({ kind: 'phase', phase: `measure (${settings.kind})` });
-  const { executor, loop, open, verdicts, mlperfVerdicts } = await performance(ctx, plan, model, settings, deadline);
+  const { settings, executor, open } = perf;
+  const loop = perf.stream ? await perf.stream.finish() : null;
+  const verdicts = loop ? streamVerdicts(settings, loop, plan.batchSize) : open!.verdicts;
+  const mlperfVerdicts = loop ? streamVerdicts(mlperfJudgement(settings), loop, plan.batchSize) : open!.mlperfVerdicts;
   await deadline.run(model.library.unload());
   ctx.onProgress?.({ kind: 'phase', phase: 'score' });
   const accuracy = await scoreAll(plan, model, references, deadline);

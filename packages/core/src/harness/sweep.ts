@@ -13,7 +13,9 @@ import type { StoredCell } from '../store/store.js';
 import { collectSystemInfo } from '../system/info.js';
 import { findVenvPython } from '../worker/venv.js';
 import { blankProfile } from './assemble.js';
-import { runCell } from './cell.js';
+import { runGenerate } from './cell.js';
+import { groupKey, runGroup, type GroupHooks } from './group.js';
+import { scenarioSettings } from './scenarios/settings.js';
 import { terminalSafe } from '../text/terminal.js';
 import { Watchdog, WATCHDOG_GRACE_MS } from './watchdog.js';
 import type { SweepContext } from './context.js';
@@ -22,6 +24,23 @@ import type { ProgressSink } from './progress.js';
 import { ReferenceOutputs } from './reference.js';
 import { staleBecause } from './resume.js';
 import { claimScratch, removeOrphanScratch } from './scratch.js';
+
+/**
+ * The sweep's cells as groups that run together (harness/group.ts): one model, batch size and scenario across engines
+ * and precisions, in the order the config lists them; each cell alone with rounds.interleave false or a generate workload.
+ */
+export function sweepGroups(ctx: SweepContext, cells: readonly Cell[]): Cell[][] {
+  const exp = ctx.loaded.experiment;
+  if (!exp.rounds.interleave || exp.generate) return cells.map((c) => [c]);
+  const groups = new Map<string, Cell[]>();
+  for (const cell of cells) {
+    const kind = scenarioSettings(exp, cell).kind;
+    // Server and offline plan their sessions as one schedule: each cell is its own group.
+    const key = kind === 'server' || kind === 'offline' ? `\0${cell.key}` : groupKey(cell, kind);
+    groups.set(key, [...(groups.get(key) ?? []), cell]);
+  }
+  return [...groups.values()];
+}
 
 export interface SweepOptions {
   loaded: LoadedExperiment;
@@ -114,14 +133,14 @@ async function keepUnstored(dbPath: string, profile: Profile, error: unknown): P
  * Arms the watchdog for one cell: should the cell hold the harness's thread WATCHDOG_GRACE_MS past its timeout, its
  * timeout Profile is kept beside the database (as a refused Profile is) before the process is ended.
  */
-function armWatchdog(watchdog: Watchdog, dbPath: string, ctx: SweepContext, cell: Cell, timeoutS: number): void {
+function armWatchdog(watchdog: Watchdog, dbPath: string, ctx: SweepContext, cell: Cell, timeoutS: number, endsAtMs: number): void {
   const profile = blankProfile(ctx, cell);
   profile.status = 'timeout';
   profile.error =
     `cell ${cell.model.name} x ${cell.engineLabel} x batch ${cell.batchSize} held the harness's thread ${WATCHDOG_GRACE_MS / 1000} s past its timeout of ${timeoutS} s ` +
     `(an in-process engine that blocks in a call, e.g. a busy loop in predict): PBH ended the process. Earlier cells are stored; rerun with --resume.`;
   const file = path.join(`${dbPath}.unstored`, `${profile.profile_id}.json`);
-  watchdog.arm(Date.now() + timeoutS * 1000 + WATCHDOG_GRACE_MS, file, JSON.stringify({ store_error: 'the process was ended by the watchdog', profile }, null, 2), `pbh: ${terminalSafe(profile.error)} Its timeout Profile is kept as ${file}.`);
+  watchdog.arm(endsAtMs + WATCHDOG_GRACE_MS, file, JSON.stringify({ store_error: 'the process was ended by the watchdog', profile }, null, 2), `pbh: ${terminalSafe(profile.error)} Its timeout Profile is kept as ${file}.`);
 }
 
 /**
@@ -138,13 +157,14 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
     );
   }
   const workRoot = await claimScratch(runId, opts.dbPath);
-  let deadline: Deadline | undefined;
+  // Every contender of the group in flight holds a deadline: a signal interrupts them all.
+  const deadlines = new Set<Deadline>();
   let interrupted: NodeJS.Signals | null = null;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (interrupted) process.exit(signal === 'SIGTERM' ? 143 : 130);
     interrupted = signal;
-    process.stderr.write(`\nInterrupted (${signal}): recording the cell in flight, then stopping (${signal === 'SIGINT' ? 'Ctrl-C' : 'the signal'} again to quit at once).\n`);
-    deadline?.interrupt(signal);
+    process.stderr.write(`\nInterrupted (${signal}): recording the cells in flight, then stopping (${signal === 'SIGINT' ? 'Ctrl-C' : 'the signal'} again to quit at once).\n`);
+    for (const d of deadlines) d.interrupt(signal);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -196,13 +216,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
       todo.push(cell);
     }
     skippedByResume = cells.length - todo.length;
-    for (const [i, cell] of todo.entries()) {
-      if (interrupted) break;
-      opts.progress?.cellStart(i, todo.length, `${cell.model.name} x ${cell.engineLabel} x b${cell.batchSize}`);
-      deadline = new Deadline(exp.timeout_s, `cell ${cell.model.name} x ${cell.engineLabel} x batch ${cell.batchSize}`);
-      armWatchdog(watchdog, opts.dbPath, ctx, cell, exp.timeout_s);
-      const profile = await runCell(ctx, cell, deadline);
-      watchdog.disarm();
+    const store1 = async (cell: Cell, profile: Profile): Promise<void> => {
       try {
         if (diskFull) throw diskFull;
         await store.writeProfile(profile);
@@ -216,7 +230,44 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
         );
       }
       profiles.push(profile);
-      opts.progress?.cellEnd(profile);
+    };
+    const position = new Map(todo.map((c, i) => [c, i]));
+    const label = (cell: Cell): string => `${cell.model.name} x ${cell.engineLabel} x b${cell.batchSize}`;
+    const hooks: GroupHooks = {
+      deadlineFor: (cell) => {
+        const d = new Deadline(exp.timeout_s, `cell ${cell.model.name} x ${cell.engineLabel} x batch ${cell.batchSize}`);
+        deadlines.add(d);
+        return d;
+      },
+      guard: async (cell, d, op) => {
+        armWatchdog(watchdog, opts.dbPath, ctx, cell, exp.timeout_s, d.endsAtMs);
+        try {
+          return await op();
+        } finally {
+          watchdog.disarm();
+        }
+      },
+      onContender: (cell) => opts.progress?.cellStart(position.get(cell)!, todo.length, label(cell)),
+      interrupted: () => interrupted !== null,
+    };
+    for (const group of sweepGroups(ctx, todo)) {
+      if (interrupted) break;
+      let done: Profile[];
+      if (exp.generate) {
+        const cell = group[0]!;
+        const d = hooks.deadlineFor(cell);
+        hooks.onContender!(cell, 'stage');
+        done = [await hooks.guard!(cell, d, () => runGenerate(ctx, cell, d))];
+      } else {
+        done = await runGroup(ctx, group, hooks);
+      }
+      deadlines.clear();
+      for (const profile of done) {
+        const cell = group.find((c) => c.key === profile.cell_key)!;
+        await store1(cell, profile);
+        opts.progress?.cellStart(position.get(cell)!, todo.length, label(cell));
+        opts.progress?.cellEnd(profile);
+      }
     }
     await ctx.reference.release().catch(() => undefined);
     if (diskFull) closeError ??= diskFull;

@@ -23,6 +23,10 @@ export const fakeClock = new FakeClock();
 export interface FakeScript {
   /** Time each query takes on the fake clock (the engine boundary); 1000 ns unless set. */
   serviceNs?: number;
+  /** Time of the n-th query (1-based), where set: a machine whose speed changes while the rounds run. */
+  serviceNsAt?: (query: number) => number;
+  /** Each query's engine name is pushed here: the order contenders ran in. */
+  log?: string[];
   /** Added to every logit: a wrong answer for the correctness gate. */
   offset?: number;
   /** 1-based query (inference or timed run, in order) that never settles, or 'prepare'. */
@@ -105,7 +109,8 @@ export function fakeEngine(name: string, script: FakeScript = {}, clock: FakeClo
     calls.queries++;
     if (script.hangAt === calls.queries) await never();
     if (script.failAt === calls.queries) throw new Error(`${name}: scripted failure at query ${calls.queries}`);
-    clock.advance(serviceNs);
+    script.log?.push(name);
+    clock.advance(script.serviceNsAt?.(calls.queries) ?? serviceNs);
   };
   return {
     name,

@@ -1,0 +1,96 @@
+import type { RoundsConfig } from '../config/schema.js';
+import type { Rounds, SessionResult } from '../contracts/profile.js';
+import { summarize } from '../stats/summary.js';
+
+/**
+ * Randomized multiple interleaved trials (Abedi and Brecht, ICPE 2017; asv's --interleave-processes): the contenders
+ * of a group run one session each a round, in a fresh random order each round from a seeded generator, so a change
+ * in the machine (another tenant, a frequency step) falls on every contender alike instead of on whichever cell ran
+ * then. Rounds go on until every contender's 95% interval of throughput is within ±target_ci of its mean, or its
+ * budget of timed session seconds is spent (Kalibera and Jones 2013: the repetitions are sized from the variance seen).
+ */
+
+/** mulberry32: a small seeded generator, the same orders for the same seed on every platform. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Fisher–Yates over `items` with `random`. */
+export function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/** Half-width of the 95% Student-t interval of the mean throughput over its mean; null with fewer than two sessions. */
+export function ciHalfWidth(sessions: readonly SessionResult[]): number | null {
+  if (sessions.length < 2) return null;
+  const t = summarize(sessions.map((s) => s.throughput_sps));
+  return t.mean > 0 ? (t.ci95_high - t.ci95_low) / 2 / t.mean : null;
+}
+
+/** What the rounds need of a contender: its sessions so far, whether it is still running, one more session. */
+export interface RoundMember {
+  sessions(): readonly SessionResult[];
+  alive(): boolean;
+  /** Runs one session; false when it failed (the member is then no longer alive). */
+  session(): Promise<boolean>;
+  /** Seconds before its deadline keeps the rest for finishing (the accuracy pass, the probes); none left: no more rounds. */
+  secondsLeft(): number;
+}
+
+export interface RoundsOutcome {
+  /** Each round's order, indices into the members. */
+  orders: number[][];
+  /** Per member: why its rounds ended, and its interval then. */
+  stopped: Rounds['stopped'][];
+  ciHalfWidth: (number | null)[];
+  spentS: number[];
+}
+
+const spent = (sessions: readonly SessionResult[]): number => sessions.reduce((a, s) => a + s.wall_ns, 0) / 1e9;
+
+/**
+ * Runs rounds over `members` until each alive member's interval is within the target (after `minSessions`), its
+ * budget is spent, or `max_sessions` is reached. Every alive member runs in every round, so any two have the same
+ * rounds to pair; the group stops when no member still needs (and may afford) another.
+ */
+export async function runRounds(members: readonly RoundMember[], minSessions: number, cfg: RoundsConfig, seed: number, onRound?: (round: number) => void): Promise<RoundsOutcome> {
+  const random = seededRandom(seed);
+  const orders: number[][] = [];
+  const wants = (m: RoundMember): boolean => {
+    const n = m.sessions().length;
+    if (n < minSessions) return true;
+    if (n >= cfg.max_sessions) return false;
+    const half = ciHalfWidth(m.sessions());
+    // One session (sessions: 1) has no interval to stop by: it stands as the config asked.
+    if (half === null) return false;
+    return half > cfg.target_ci && spent(m.sessions()) < cfg.budget_s && m.secondsLeft() > 0;
+  };
+  for (let round = 0; ; round++) {
+    const alive = members.flatMap((m, i) => (m.alive() ? [i] : []));
+    if (!alive.some((i) => wants(members[i]!))) break;
+    onRound?.(round);
+    const order = shuffled(alive, random);
+    orders.push(order);
+    for (const i of order) await members[i]!.session();
+  }
+  const stopped = members.map((m): Rounds['stopped'] => {
+    const half = ciHalfWidth(m.sessions());
+    if (half === null) return 'fixed';
+    if (half <= cfg.target_ci) return 'interval';
+    if (m.sessions().length >= cfg.max_sessions) return 'max_sessions';
+    return 'budget';
+  });
+  return { orders, stopped, ciHalfWidth: members.map((m) => ciHalfWidth(m.sessions())), spentS: members.map((m) => spent(m.sessions())) };
+}
