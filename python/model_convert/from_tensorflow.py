@@ -198,6 +198,42 @@ def densified(path: str, interpreter) -> bytes:
     return bytes(builder.Output())
 
 
+def activations_to_uint8(model) -> int:
+    """Re-expresses every int8 activation (the QuantizeLinear outputs and what dequantizes them) as uint8, its zero
+    point moved up by 128: the same real values, since int8 [-128, 127] and uint8 [0, 255] differ by that shift alone.
+
+    Weights stay int8. x86 runtimes fuse a QDQ convolution or matmul into an int8 kernel for uint8 activations with
+    int8 weights (ONNX Runtime's default; int8 activations need its session.qdqisint8allowed), the layout the
+    LiteRT converter's int8 activations are not. Returns how many zero points it moved.
+    """
+    from onnx import TensorProto, numpy_helper  # noqa: PLC0415
+
+    graph = model.graph
+    initializers = {i.name: i for i in graph.initializer}
+    activation_zero_points = set()
+    for node in graph.node:
+        if len(node.input) < 3 or node.input[2] not in initializers or initializers[node.input[2]].data_type != TensorProto.INT8:
+            continue
+        if node.op_type == "QuantizeLinear" or (node.op_type == "DequantizeLinear" and node.input[0] not in initializers):
+            activation_zero_points.add(node.input[2])
+    moved = {}
+    for name in activation_zero_points:
+        shifted = (numpy_helper.to_array(initializers[name]).astype("int16") + 128).astype("uint8")
+        moved[name] = f"{name}__uint8"
+        graph.initializer.append(numpy_helper.from_array(shifted, moved[name]))
+    for node in graph.node:
+        activation = node.op_type == "QuantizeLinear" or (node.op_type == "DequantizeLinear" and node.input[0] not in initializers)
+        if activation and len(node.input) >= 3 and node.input[2] in moved:
+            node.input[2] = moved[node.input[2]]
+    # Shapes recorded for int8 tensors between a quantize and a dequantize would now lie about their type.
+    for value in [v for v in graph.value_info if v.type.tensor_type.elem_type == TensorProto.INT8]:
+        graph.value_info.remove(value)
+    used = {n for node in graph.node for n in node.input}
+    for name in activation_zero_points - used:
+        graph.initializer.remove(initializers[name])
+    return len(moved)
+
+
 def export(path: str, target: str) -> dict:
     import onnx  # noqa: PLC0415
     import tensorflow as tf  # noqa: PLC0415
@@ -229,8 +265,10 @@ def export(path: str, target: str) -> dict:
         rename(model.graph, {io["tensor"]: io["name"] for io in inputs + outputs})
         add_quantization(model, inputs, outputs)
         relus = drop_relu_before_quantize(model)
+        shifted = activations_to_uint8(model)
+        onnx.checker.check_model(model)
         onnx.save(model, target)
-        io = {"inputs": inputs, "outputs": outputs, "relu_folded_into_quantize": relus, "densified": densify}
+        io = {"inputs": inputs, "outputs": outputs, "relu_folded_into_quantize": relus, "activations_as_uint8": shifted, "densified": densify}
     else:
         if source == "savedmodel":
             loaded = tf.saved_model.load(path)

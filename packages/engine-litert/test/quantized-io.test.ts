@@ -7,7 +7,7 @@ import { ROOT } from '../../../test/suite.js';
 const python = path.join(ROOT, '.venv', 'bin', 'python');
 
 describe("an int8 .tflite's boundary (pytest, packages/engine-litert/test/python)", () => {
-  it("quantizes inputs as the export's QuantizeLinear, and the converter's Relu removal is exact", async () => {
+  it("quantizes inputs as the export's QuantizeLinear; the converter's Relu removal and uint8 activations are exact", async () => {
     execFileSync(python, [path.join(ROOT, 'python', 'generate_tf_models.py')], { stdio: 'ignore' });
     const PYTHONPATH = [path.join(ROOT, 'packages', 'core', 'python'), path.join(ROOT, 'packages', 'engine-litert', 'python'), path.join(ROOT, 'python')].join(path.delimiter);
     const result = await execa(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', path.join(import.meta.dirname, 'python')], {
@@ -15,6 +15,6 @@ describe("an int8 .tflite's boundary (pytest, packages/engine-litert/test/python
       env: { PYTHONDONTWRITEBYTECODE: '1', PYTHONPATH, MODELS: path.join(ROOT, '.cache', 'tf-models') },
     });
     expect(result.exitCode, `${result.stdout}\n${result.stderr}`).toBe(0);
-    expect(result.stdout).toMatch(/2 passed/);
+    expect(result.stdout).toMatch(/3 passed/);
   });
 });

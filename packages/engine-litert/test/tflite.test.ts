@@ -67,9 +67,7 @@ beforeAll(async () => {
     ],
     engines: [
       { name: 'litert', options: { threads: 1 } },
-      // The int8 model's ONNX export keeps its QuantizeLinear/DequantizeLinear pairs, which onnxruntime 1.30 leaves
-      // unfused for tf2onnx's graph (its worker refuses int8 then): fp32 runs them as written, the quantization simulated.
-      { name: 'onnxruntime', precision: 'fp32', options: { intraOpNumThreads: 1 } },
+      { name: 'onnxruntime', options: { intraOpNumThreads: 1 } },
       { name: 'openvino', options: { threads: 1 } },
     ],
     batch_sizes: [1],
@@ -128,7 +126,9 @@ describe('.tflite models on LiteRT and, through tf2onnx, on the ONNX engines', (
     // The converter calibrated 0..1 pixels: 1/255 a step, zero at -128.
     expect(p.engine.facts.quantized_inputs).toEqual({ pixels: { dtype: 'int8', scale: expect.closeTo(1 / 255, 6), zero_point: -128 } });
     expect(p.engine.facts.quantized_outputs).toMatchObject({ output_0: { dtype: 'int8' } });
+    // The export's activations are uint8 (the same values): both runtimes fuse its QDQ pairs into int8 kernels.
     expect(profile('digits_cnn_int8', 'openvino').engine.precision.executed).toBe('int8');
+    expect(profile('digits_cnn_int8', 'onnxruntime').engine.precision.executed).toBe('int8');
     expect(profile('digits_cnn', 'litert').engine.precision.executed).toBe('fp32');
   });
 
