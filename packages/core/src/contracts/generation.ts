@@ -31,7 +31,12 @@ export interface GenerationSchedule {
   concurrency: number;
   /** PBH's cache graph: one request's cache [layers, heads, capacity, head_dim]; null for a Hugging Face decoder, whose cache grows. */
   cacheShape: number[] | null;
+  /** The prompts' text, one per prompt: what a server (capability serve) is sent; its tokenizer makes its own ids. */
+  promptTexts?: string[];
 }
+
+/** How a server's output tokens were counted: the model's tokenizer.json, the server's usage block, or one per streamed chunk. */
+export const TokenCountSchema = z.enum(['tokenizer', 'server_usage', 'chunks']);
 
 /** Per request, on the clock of the process that ran the loop, ns after the schedule's start. */
 export interface GenerationTrace {
@@ -42,6 +47,10 @@ export interface GenerationTrace {
   tokenNs: number[];
   /** The runtime's own figures for this request (e.g. OpenVINO GenAI's ttft_ms, tpot_ms), where it reports them. */
   runtime?: Record<string, number>;
+  /** A server's request: how its output tokens were counted (their ids are -1 where only counted). */
+  tokenCount?: z.infer<typeof TokenCountSchema>;
+  /** A server's request: ns from when it could go (its arrival, or the slot it waited for) to when the client sent it, and the limit. */
+  issue?: { lateNs: number; limitNs: number };
 }
 
 export interface TextScore {
@@ -134,7 +143,14 @@ export const GenerationResultSchema = z.object({
   /** The prompts' form: a JSONL file of {"prompt"}, ShareGPT conversations, or seeded random ids. */
   prompt_source: z.enum(['jsonl', 'sharegpt', 'random']).nullable().default(null),
   /** interleaved: PBH's loop stepped every request in flight; one_at_a_time: the runtime's own generate loop served each request whole. */
-  served: z.enum(['interleaved', 'one_at_a_time']).nullable().default(null),
+  served: z.enum(['interleaved', 'one_at_a_time', 'server']).nullable().default(null),
+  /** A server's output tokens: counted by the model's tokenizer, the server's usage block, or per chunk; null: ids from the runtime. */
+  token_count: TokenCountSchema.nullable().default(null),
+  /**
+   * A server's client: how late it sent requests after they could go (arrival, or a freed slot), ns, over every session.
+   * Past limit_ns the client could not keep its schedule and the point is INVALID (profile.scenario says why).
+   */
+  issue: z.object({ limit_ns: z.number(), max_late_ns: z.number(), p99_late_ns: z.number(), late_requests: z.number().int() }).nullable().default(null),
   /** The runtime's own figures (medians over session 0's requests), beside PBH's: e.g. OpenVINO GenAI's perf metrics. */
   runtime_reported: z.record(z.string(), z.number()).nullable().default(null),
   /**

@@ -7,6 +7,7 @@ import type { NamedTensor } from './framing.js';
 import { describePythonSearch, findVenvPython, VENV_FIX } from './venv.js';
 import { writeTensorFile } from './tensor-file.js';
 import { checkSchedule } from '../engine-kit/checks.js';
+import { servedTraces } from './served-traces.js';
 import { optionsSchemaOf, readManifest, type EngineDeclaration, type Manifest } from './manifest.js';
 
 export interface NativeEngineTimeouts {
@@ -208,7 +209,7 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
       memory: async () => ({ rssBytes: client.rssPeakBytes ?? 0 }),
     };
     const generator: Generator = {
-      serves: capabilities.stream ? 'one_at_a_time' : 'interleaved',
+      serves: capabilities.serve ? 'server' : capabilities.stream ? 'one_at_a_time' : 'interleaved',
       async generate(schedule) {
         const n = schedule.prompts.length;
         const tensors: NamedTensor[] = [
@@ -216,9 +217,10 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
           { name: 'prompt_lengths', dtype: 'int64', dims: [n], data: BigInt64Array.from(schedule.prompts, (p) => BigInt(p.length)) },
           ...(schedule.arrivalsNs ? [{ name: 'arrivals_ns', dtype: 'int64' as const, dims: [n], data: BigInt64Array.from(schedule.arrivalsNs, (ns) => BigInt(Math.round(ns))) }] : []),
         ];
-        const fields = { max_new_tokens: schedule.maxNewTokens, concurrency: schedule.concurrency, cache_shape: schedule.cacheShape };
+        const fields = { max_new_tokens: schedule.maxNewTokens, concurrency: schedule.concurrency, cache_shape: schedule.cacheShape, ...(schedule.promptTexts ? { prompt_texts: schedule.promptTexts } : {}) };
         const timeoutMs = (schedule.arrivalsNs?.[n - 1] ?? 0) / 1e6 + timeouts.sessionSlack;
         const reply = await client.call('generate', fields, tensors, { timeoutMs });
+        if (capabilities.serve) return servedTraces(reply, n, name);
         const k = schedule.maxNewTokens;
         const arrival = int64Column(reply.tensors, 'arrival_ns', n, name);
         const tokens = int64Column(reply.tensors, 'tokens', n * k, name);
@@ -226,9 +228,9 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
         const figures = reply.header.runtime_figures;
         return arrival.map((arrivalNs, r) => ({ arrivalNs, tokens: tokens.slice(r * k, (r + 1) * k), tokenNs: tokenNs.slice(r * k, (r + 1) * k), ...(figures?.[r] ? { runtime: figures[r] } : {}) }));
       },
-      // A runtime whose generate loop is its own (capability stream, no decoder) gives no logits to score.
+      // A runtime whose generate loop is its own (capability stream or serve, no decoder) gives no logits to score.
       rankTokens:
-        capabilities.stream && !capabilities.decoder
+        (capabilities.stream || capabilities.serve) && !capabilities.decoder
           ? null
           : async (prompt, continuation) => {
               const int64 = (name: string, values: number[]): NamedTensor => ({ name, dtype: 'int64', dims: [values.length], data: BigInt64Array.from(values, (t) => BigInt(t)) });
@@ -236,7 +238,7 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
               return int64Column(reply.tensors, 'ranks', continuation.length, name);
             },
       scoreText:
-        capabilities.stream && !capabilities.decoder
+        (capabilities.stream || capabilities.serve) && !capabilities.decoder
           ? null
           : async (tokens, window, cacheShape) => {
               const tensor: NamedTensor = { name: 'tokens', dtype: 'int64', dims: [tokens.length], data: BigInt64Array.from(tokens, (t) => BigInt(t)) };

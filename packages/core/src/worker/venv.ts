@@ -137,7 +137,8 @@ export interface EnsureVenvOptions {
 /** venvStatus, and with `fix` the venv created at ROOT/.venv plus `pip install -r python/requirements.txt`. */
 export async function ensureVenv(options: EnsureVenvOptions): Promise<VenvStatus> {
   const extras = withNeededExtras(options.extras ?? []);
-  const modules = [...(options.modules ?? []), ...extras.flatMap((e) => ENGINE_REQUIREMENTS[e].modules)];
+  // Two extras may need one module (tensorflow and litert share their file): each is checked once.
+  const modules = [...new Set([...(options.modules ?? []), ...extras.flatMap((e) => ENGINE_REQUIREMENTS[e].modules)])];
   const before = await venvStatus(modules);
   if (before.ok || !options.fix) return before;
   const root = options.root ?? before.root ?? findProjectRoot();

@@ -20,6 +20,7 @@ import { describeDivergence, describeRankFailure, firstDivergence, GATE_TOP_K, g
 import { planGenerate, type GeneratePlan } from './plan.js';
 import { roofline } from './roofline.js';
 import { generatorOf } from './run.js';
+import { promptTextsFor, servedVerdict } from './served.js';
 import { memoryBandwidth } from '../../system/memory-bandwidth.js';
 import { precisionPeak } from '../../system/peak.js';
 
@@ -90,7 +91,7 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   recordEngine(profile, plan, model);
   const gen = generatorOf(model, plan.lm.cacheShape, deadline.signal);
   const { prompts } = plan.tokens;
-  const base = { maxNewTokens: plan.cfg.max_new_tokens, cacheShape: plan.lm.cacheShape };
+  const base = { maxNewTokens: plan.cfg.max_new_tokens, cacheShape: plan.lm.cacheShape, ...promptTextsFor(gen.serves, plan.dataset, prompts.length) };
   let gate: NonNullable<Profile['generation']>['gate'] = null;
   if (plan.cfg.gate_prompts > 0 && cell.engine.name !== exp.reference_engine) {
     ctx.onProgress?.({ kind: 'phase', phase: 'verify (against the reference continuations)' });
@@ -152,6 +153,8 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   const figures = generationFigures(sessions, prompts, plan.cfg, plan.scenario, plan.concurrency, plan.requestRate);
   // PBH's cache graph holds its whole capacity (fp32); a Hugging Face cache grows to the longest request's tokens.
   const kvBytes = plan.lm.layout === 'pbh_cache' ? 2 * plan.lm.cacheShape.reduce((a, d) => a * d, 1) * 4 : plan.lm.kvBytesPerToken * (Math.max(...prompts.map((p) => p.length)) + plan.cfg.max_new_tokens);
+  // A server's point: how its tokens were counted, and whether the client kept its schedule (else INVALID).
+  const served = servedVerdict(sessions.map((s) => s.traces), figures.result);
   profile.generation = {
     ...figures.result,
     kv_cache_bytes: kvBytes,
@@ -174,7 +177,10 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
     }),
     runtime_reported: runtimeReported(sessions[0]?.traces ?? []),
     perplexity_unavailable: perplexityUnavailable,
+    token_count: served?.tokenCount ?? null,
+    issue: served?.issue ?? null,
   };
+  if (served) profile.scenario = served.scenario;
   // Ranked like any Profile: throughput is output tokens/s, the headline latency a request's end to end.
   profile.sessions = figures.sessions;
   profile.throughput = summarize(figures.throughputs);
