@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import generation, measure
+from . import generation, measure, serving
 from .decoders import Decoder, graph_decoder
 from .clock import REAL, Clock
 from .engine import Call, Engine, Loaded, Model, Start, check_declared
@@ -59,6 +59,7 @@ class Dispatcher:
         self.max_concurrency = 1
         self.decoder: Decoder | None = None
         self.model_path = ""
+        self.options: Any = {}
 
     def handle(self, header: dict[str, Any], tensors: Tensors) -> Reply:
         cmd = header["cmd"]
@@ -130,6 +131,7 @@ class Dispatcher:
             work_dir=header.get("work_dir"),
             seed=int(header.get("seed") or 0),
         )
+        self.options = model.options
         # Samples were bound to the model being replaced.
         self.loaded, self.calls, self.starts, self.decoder, self.model_path = None, [], [], None, path
         start = self.clock.now()
@@ -257,6 +259,8 @@ class Dispatcher:
         ends = np.cumsum(lengths).tolist()
         prompts = [flat[e - n : e].tolist() for e, n in zip(ends, lengths.tolist())]
         schedule = None if arrivals is None else arrivals.tolist()
+        if self.declaration.capabilities.get("serve"):
+            return self._serve(header, prompts, max_new, schedule, concurrency)
         if self.declaration.capabilities.get("stream"):
             arrival, tokens, token_ns, figures = generation.stream_requests(self.engine.stream, prompts, max_new, schedule, self.clock)  # type: ignore[attr-defined]
             header_out: dict[str, Any] = {"requests": len(prompts), "served": "one_at_a_time", "runtime_figures": figures}
@@ -269,11 +273,62 @@ class Dispatcher:
             "token_ns": np.asarray(token_ns, dtype="<i8").reshape(-1),
         }
 
+    def _serve(self, header: dict[str, Any], prompts: list[list[int]], max_new: int, schedule: list[int] | None, concurrency: int) -> Reply:
+        """A server's whole schedule through the engine's client (serving.py): variable tokens and chunks per request."""
+        texts = header.get("prompt_texts")
+        if not isinstance(texts, list) or len(texts) != len(prompts) or not all(isinstance(t, str) for t in texts):
+            raise WorkerError("bad_request", f'"generate" on engine {self.declaration.name} (capability serve) needs "prompt_texts", one string per prompt ({len(prompts)})')
+        # The engine's option late_ms (its manifest declares it), else 1 ms.
+        late_ms = self.options.get("late_ms")
+        late_ns = int(float(late_ms) * 1e6) if isinstance(late_ms, (int, float)) and not isinstance(late_ms, bool) and late_ms > 0 else 1_000_000
+        served = serving.serve_schedule(self.engine.serve_session, texts, prompts, max_new, schedule, concurrency)  # type: ignore[attr-defined]
+        tokens: list[list[int]] = []
+        sources: set[str] = set()
+        for e in served.exchanges:
+            ids = self.engine.output_tokens("".join(e.texts))  # type: ignore[attr-defined]
+            if ids is not None:
+                tokens.append([int(t) for t in ids])
+                sources.add("tokenizer")
+            elif e.usage_tokens is not None:
+                # Ids unknown: the server's count, as -1 placeholders.
+                tokens.append([-1] * e.usage_tokens)
+                sources.add("server_usage")
+            else:
+                tokens.append([-1] * len(e.chunk_ns))
+                sources.add("chunks")
+        start = served.start_ns
+        late = served.late_ns
+        lates = [i for i, ns in enumerate(late) if ns > late_ns]
+
+        def figures(e: serving.Exchange, late_ns_: int) -> dict[str, float]:
+            out = {"queue_ms": (e.issued_ns - e.scheduled_ns) / 1e6, "issue_late_ms": late_ns_ / 1e6}
+            if e.connected_ns is not None:
+                out["connect_ms"] = (e.connected_ns - e.issued_ns) / 1e6
+            if e.first_byte_ns is not None:
+                out["ttfb_ms"] = (e.first_byte_ns - e.issued_ns) / 1e6
+            return out
+
+        header_out = {
+            "requests": len(prompts),
+            "served": "server",
+            # The weakest count any request needed.
+            "token_count": next(k for k in ("chunks", "server_usage", "tokenizer") if k in sources),
+            "issue": {"late_threshold_ns": late_ns, "max_late_ns": max(late), "late_requests": len(lates), "first_late": lates[0] if lates else None},
+            "runtime_figures": [figures(e, l) for e, l in zip(served.exchanges, late)],
+        }
+        return header_out, {
+            "arrival_ns": np.asarray([e.scheduled_ns - start for e in served.exchanges], dtype="<i8"),
+            "token_counts": np.asarray([len(t) for t in tokens], dtype="<i8"),
+            "tokens": np.asarray([t for ts in tokens for t in ts], dtype="<i8"),
+            "chunk_counts": np.asarray([len(e.chunk_ns) for e in served.exchanges], dtype="<i8"),
+            "token_ns": np.asarray([ns - start for e in served.exchanges for ns in e.chunk_ns], dtype="<i8"),
+        }
+
     def score_text(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> dict[str, Any]:
         tokens = tensors.get("tokens")
         if tokens is None or tokens.dtype != np.int64 or tokens.ndim != 1:
             raise WorkerError("bad_request", '"score_text" takes one int64 tensor "tokens"')
-        if self.declaration.capabilities.get("stream") and not self.declaration.capabilities.get("decoder"):
+        if (self.declaration.capabilities.get("stream") or self.declaration.capabilities.get("serve")) and not self.declaration.capabilities.get("decoder"):
             raise WorkerError("unsupported", f"engine {self.declaration.name} runs its runtime's own generate loop and gives no logits: it cannot score text")
         nll, predicted = generation.score_text(self._decoder(header), tokens.tolist(), int_field(header, "window", 2))
         return {"nll_sum": nll, "predicted": predicted}
@@ -283,7 +338,7 @@ class Dispatcher:
         prompt, continuation = tensors.get("prompt"), tensors.get("continuation")
         if prompt is None or continuation is None or prompt.dtype != np.int64 or continuation.dtype != np.int64 or len(prompt) < 1 or len(continuation) < 1:
             raise WorkerError("bad_request", '"rank_tokens" takes int64 tensors "prompt" and "continuation", each non-empty')
-        if self.declaration.capabilities.get("stream") and not self.declaration.capabilities.get("decoder"):
+        if (self.declaration.capabilities.get("stream") or self.declaration.capabilities.get("serve")) and not self.declaration.capabilities.get("decoder"):
             raise WorkerError("unsupported", f"engine {self.declaration.name} runs its runtime's own generate loop and gives no logits to rank")
         ranks = generation.rank_continuation(self._decoder(header), prompt.tolist(), continuation.tolist())
         return {"positions": len(ranks)}, {"ranks": np.asarray(ranks, dtype="<i8")}

@@ -29,6 +29,13 @@ methods a class has; a declared capability whose method is missing is refused wh
                                                           it calls on_token(id) as each token is ready and returns
                                                           its own figures; requests are served one at a time and
                                                           perplexity is not measured (no logits)
+    serve        serve_session(concurrency) -> async context of send(text, ids, max_new_tokens, exchange)
+                 output_tokens(text) -> [int] | None
+                                                          a server behind a client (serving.py): the worker issues
+                                                          the whole schedule itself, concurrently, send streams one
+                                                          request and records each chunk's arrival into the
+                                                          exchange; output_tokens counts a completion with the
+                                                          model's tokenizer (None: the engine has none)
 """
 
 from __future__ import annotations
@@ -77,6 +84,8 @@ class Precision:
 
     executed: str
     evidence: str
+    # Weight-only compression the model carries under that arithmetic ("int8", "int4"), read from the model; None: none.
+    weights: str | None = None
 
 
 @dataclass
@@ -144,6 +153,7 @@ CAPABILITY_METHODS: dict[str, tuple[str, ...]] = {
     "concurrency": ("max_concurrency", "bind_async"),
     "decoder": ("decoder",),
     "stream": ("stream",),
+    "serve": ("serve_session", "output_tokens"),
 }
 
 

@@ -217,7 +217,7 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
           { name: 'prompt_lengths', dtype: 'int64', dims: [n], data: BigInt64Array.from(schedule.prompts, (p) => BigInt(p.length)) },
           ...(schedule.arrivalsNs ? [{ name: 'arrivals_ns', dtype: 'int64' as const, dims: [n], data: BigInt64Array.from(schedule.arrivalsNs, (ns) => BigInt(Math.round(ns))) }] : []),
         ];
-        const fields = { max_new_tokens: schedule.maxNewTokens, concurrency: schedule.concurrency, cache_shape: schedule.cacheShape, ...(schedule.promptTexts ? { prompt_texts: schedule.promptTexts } : {}) };
+        const fields = { max_new_tokens: schedule.maxNewTokens, concurrency: schedule.concurrency, cache_shape: schedule.cacheShape, ...(schedule.promptTexts ? { prompt_texts: schedule.promptTexts.slice(0, n) } : {}) };
         const timeoutMs = (schedule.arrivalsNs?.[n - 1] ?? 0) / 1e6 + timeouts.sessionSlack;
         const reply = await client.call('generate', fields, tensors, { timeoutMs });
         if (capabilities.serve) return servedTraces(reply, n, name);

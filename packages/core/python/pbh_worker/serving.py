@@ -1,0 +1,120 @@
+"""Requests to a server issued on their schedule: the `serve` capability's loop, one asyncio event loop in the worker.
+
+Every request is issued at its scheduled arrival (or, closed loop, when a slot frees) with at most `concurrency` in
+flight; waiting for a slot is queueing and counts in its latency, which runs from the scheduled arrival, never from
+when it was sent (no coordinated omission). Issue lateness is what the client itself adds: the time from when the
+request could go (arrival, or a slot freed) to when it went. A request later than `late_ns` makes the run INVALID:
+the client could not keep its schedule, so what it measured is not the server's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable
+
+from .errors import WorkerError
+
+# asyncio's timers wake up to a millisecond late (epoll's resolution): the last stretch before an arrival yields
+# to the loop instead of sleeping, so other requests' chunks are still read while it waits.
+_SPIN_NS = 2_000_000
+
+
+@dataclass
+class Exchange:
+    """One request's record; the engine calls `connected`, `first_byte`, `chunk` as they happen (ns, perf_counter)."""
+
+    scheduled_ns: int = 0
+    issued_ns: int = 0
+    connected_ns: int | None = None
+    first_byte_ns: int | None = None
+    chunk_ns: list[int] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    # The server's usage block (completion_tokens), where it sends one.
+    usage_tokens: int | None = None
+
+    def connected(self) -> None:
+        self.connected_ns = time.perf_counter_ns()
+
+    def first_byte(self) -> None:
+        if self.first_byte_ns is None:
+            self.first_byte_ns = time.perf_counter_ns()
+
+    def chunk(self, text: str) -> None:
+        """A streamed chunk that carried output text, timed on arrival."""
+        self.chunk_ns.append(time.perf_counter_ns())
+        self.texts.append(text)
+
+
+# send(prompt text, prompt ids, max new tokens, exchange): one request, streamed, recorded into the exchange.
+Send = Callable[[str, list[int], int, Exchange], Awaitable[None]]
+# serve_session(concurrency): an async context holding the client (its connection pool) for one schedule.
+Session = Callable[[int], AbstractAsyncContextManager[Send]]
+
+
+@dataclass
+class Served:
+    start_ns: int
+    exchanges: list[Exchange]
+    # Per request: ns from when it could go (its arrival, or the slot it waited for) to when it was sent.
+    late_ns: list[int]
+
+
+async def _until(due_ns: int) -> None:
+    left = due_ns - time.perf_counter_ns()
+    if left > _SPIN_NS:
+        await asyncio.sleep((left - _SPIN_NS) / 1e9)
+    while time.perf_counter_ns() < due_ns:
+        await asyncio.sleep(0)
+
+
+async def _schedule(session: Session, texts: list[str], prompts: list[list[int]], max_new_tokens: int, arrivals_ns: list[int] | None, concurrency: int) -> Served:
+    n = len(prompts)
+    exchanges = [Exchange() for _ in range(n)]
+    ready = [0] * n
+    slots = asyncio.Semaphore(concurrency)
+    freed: list[int] = []
+    errors: list[str] = []
+    async with session(concurrency) as send:
+
+        async def one(i: int) -> None:
+            exchanges[i].issued_ns = time.perf_counter_ns()
+            try:
+                await send(texts[i], prompts[i], max_new_tokens, exchanges[i])
+            except Exception as e:  # noqa: BLE001 - any failure of a request is reported, with its index
+                errors.append(f"request {i}: {type(e).__name__}: {e}")
+            finally:
+                freed.append(time.perf_counter_ns())
+                slots.release()
+
+        tasks = []
+        start = time.perf_counter_ns()
+        for i in range(n):
+            if arrivals_ns is not None:
+                await _until(start + arrivals_ns[i])
+            waited = slots.locked()
+            await slots.acquire()
+            now = time.perf_counter_ns()
+            if arrivals_ns is None:
+                # Closed loop: a request arrives when a slot is free.
+                scheduled = freed[-1] if waited and freed else now
+            else:
+                scheduled = start + arrivals_ns[i]
+            ready_ns = max(scheduled, freed[-1]) if waited and freed else scheduled
+            exchanges[i].scheduled_ns = scheduled
+            ready[i] = ready_ns
+            tasks.append(asyncio.create_task(one(i)))
+        await asyncio.gather(*tasks)
+    if errors:
+        raise WorkerError("runtime_error", f"{len(errors)} of {n} requests failed; first: {errors[0]}")
+    for i, e in enumerate(exchanges):
+        if not e.chunk_ns:
+            raise WorkerError("runtime_error", f"request {i}: the server streamed no output text (an empty completion): raise max_tokens or check the endpoint")
+    return Served(start, exchanges, [e.issued_ns - r for e, r in zip(exchanges, ready)])
+
+
+def serve_schedule(session: Session, texts: list[str], prompts: list[list[int]], max_new_tokens: int, arrivals_ns: list[int] | None, concurrency: int) -> Served:
+    """Run the whole schedule on a fresh event loop (the client's pool lives and dies with it)."""
+    return asyncio.run(_schedule(session, texts, prompts, max_new_tokens, arrivals_ns, concurrency))

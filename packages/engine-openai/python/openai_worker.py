@@ -1,0 +1,135 @@
+"""Any OpenAI-compatible endpoint: completions or chat completions, streamed (server-sent events), over httpx.
+
+The worker issues the whole schedule itself (capability serve, pbh_worker/serving.py); this file sends one request
+and records, as they arrive, the new connection (if the pool had none free), the response headers (time to first
+byte) and each chunk that carries text. Output tokens are counted with the model's tokenizer.json where PBH has it
+(the model folder's, or the `tokenizer` option), else from the server's usage block.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import httpx
+
+from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
+from pbh_worker.serving import Exchange, Send
+from pbh_worker.sources import hf_folder
+
+
+class OpenAiEndpoint(Engine):
+    def __init__(self) -> None:
+        self.options: dict[str, Any] = {}
+        self.url = ""
+        self.model_name = ""
+        self.headers: dict[str, str] = {}
+        self.tokenizer: Any = None
+
+    def about(self) -> About:
+        return About(version=httpx.__version__, details={"client": f"httpx {httpx.__version__} AsyncClient, HTTP/1.1"})
+
+    def _tokenizer(self, model: Model) -> tuple[Any, str | None]:
+        path = model.options.get("tokenizer")
+        if not path:
+            folder = hf_folder(model.path, self.name) if os.path.exists(model.path) else None
+            candidate = os.path.join(folder or os.path.dirname(model.path), "tokenizer.json")
+            path = candidate if os.path.isfile(candidate) else None
+        if not path:
+            return None, None
+        if not os.path.isfile(path):
+            raise WorkerError("bad_request", f"engines[].options.tokenizer {path!r} is not a file: name a tokenizer.json, or leave it unset to count from the server's usage block")
+        from tokenizers import Tokenizer  # noqa: PLC0415 - only when there is one to read
+
+        return Tokenizer.from_file(path), path
+
+    def load(self, model: Model) -> Loaded:
+        o = dict(model.options)
+        self.options = o
+        base = str(o["base_url"]).rstrip("/")
+        self.url = f"{base}/chat/completions" if o.get("endpoint") == "chat" else f"{base}/completions"
+        key_env = o.get("api_key_env")
+        self.headers = {}
+        if key_env:
+            key = os.environ.get(key_env)
+            if not key:
+                raise WorkerError("bad_request", f"engines[].options.api_key_env names {key_env!r}, which is unset or empty in PBH's environment: export it, or drop api_key_env for an endpoint without a key")
+            self.headers["Authorization"] = f"Bearer {key}"
+        try:
+            listed = httpx.get(f"{base}/models", headers=self.headers, timeout=10.0)
+        except httpx.HTTPError as e:
+            raise WorkerError("runtime_error", f"the endpoint {base} does not answer ({type(e).__name__}: {e}): start the server, or fix engines[].options.base_url") from e
+        served = [m.get("id") for m in listed.json().get("data", [])] if listed.status_code == 200 else []
+        self.model_name = o.get("model") or (served[0] if served else "")
+        if not self.model_name:
+            raise WorkerError("bad_request", f"{base}/models lists no model (HTTP {listed.status_code}): name it in engines[].options.model")
+        self.tokenizer, tokenizer_path = self._tokenizer(model)
+        return Loaded(
+            inputs=[TensorSpec("prompt", "string", [None])],
+            outputs=[TensorSpec("completion", "string", [None])],
+            # A server does not say what precision it executes in: the config's request stands, marked as such.
+            precision=Precision(model.precision, "as configured: an OpenAI-compatible endpoint does not report what executed"),
+            threads=None,
+            facts={"endpoint": self.url, "served_model": self.model_name, "models_listed": served[:8], "tokenizer": tokenizer_path, "extra_body": o.get("extra_body") or {}},
+        )
+
+    def bind(self, batch: Any) -> Any:
+        raise WorkerError("unsupported", "openai drives an endpoint in the generate workload only: add a generate: block to the config")
+
+    def output_tokens(self, text: str) -> list[int] | None:
+        return None if self.tokenizer is None else self.tokenizer.encode(text, add_special_tokens=False).ids
+
+    def _body(self, text: str, max_new_tokens: int) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model_name, "max_tokens": max_new_tokens, "temperature": 0, "stream": True, "stream_options": {"include_usage": True}}
+        if self.options.get("endpoint") == "chat":
+            body["messages"] = [{"role": "user", "content": text}]
+        else:
+            body["prompt"] = text
+        return {**body, **(self.options.get("extra_body") or {})}
+
+    @asynccontextmanager
+    async def serve_session(self, concurrency: int) -> AsyncIterator[Send]:
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        timeout = httpx.Timeout(float(self.options.get("timeout_s") or 600))
+        chat = self.options.get("endpoint") == "chat"
+        async with httpx.AsyncClient(limits=limits, timeout=timeout, headers=self.headers) as client:
+
+            async def send(text: str, ids: list[int], max_new_tokens: int, exchange: Exchange) -> None:
+                async def trace(event: str, info: dict[str, Any]) -> None:
+                    if event == "connection.connect_tcp.complete":
+                        exchange.connected()
+                    elif event.endswith("receive_response_headers.complete"):
+                        exchange.first_byte()
+
+                request = client.build_request("POST", self.url, json=self._body(text, max_new_tokens), extensions={"trace": trace})
+                response = await client.send(request, stream=True)
+                try:
+                    if response.status_code != 200:
+                        said = (await response.aread()).decode(errors="replace")[:300]
+                        raise WorkerError("runtime_error", f"{self.url} answered HTTP {response.status_code}: {said}")
+                    async for line in response.aiter_lines():
+                        if not line.startswith("data:"):
+                            continue
+                        data = line[5:].strip()
+                        if data == "[DONE]":
+                            break
+                        chunk = json.loads(data)
+                        if "error" in chunk:
+                            raise WorkerError("runtime_error", f"{self.url} streamed an error: {str(chunk['error'])[:300]}")
+                        usage = chunk.get("usage")
+                        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+                            exchange.usage_tokens = usage["completion_tokens"]
+                        for choice in chunk.get("choices") or []:
+                            piece = (choice.get("delta") or {}).get("content") if chat else choice.get("text")
+                            if piece:
+                                exchange.chunk(piece)
+                finally:
+                    await response.aclose()
+
+            yield send
+
+
+if __name__ == "__main__":
+    serve(OpenAiEndpoint())
