@@ -25,8 +25,21 @@ from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, Work
 from pbh_worker.sources import hf_folder
 
 CONFIG = "genai_config.json"
-# The builder's precision for each precision a config may ask for (activations and weights alike at fp32).
-BUILDER_PRECISION = {"fp32": "fp32"}
+# The builder's -p for each `weights` option: fp32 weights, or int4 (MatMulNBits, blocks of 32; activations fp32).
+BUILDER_PRECISION = {"fp32": "fp32", "int4": "int4"}
+
+
+def _weights_read_back(folder: str, decoder: str) -> tuple[str | None, str]:
+    """int4 when the decoder's MatMuls are MatMulNBits of 4 bits, read from the graph (not the option that asked)."""
+    import onnx  # noqa: PLC0415
+
+    graph = onnx.load(os.path.join(folder, decoder), load_external_data=False).graph
+    nbits = [n for n in graph.node if n.op_type == "MatMulNBits"]
+    bits = {a.i for n in nbits for a in n.attribute if a.name == "bits"}
+    if not nbits:
+        return None, "no MatMulNBits in the decoder graph: fp32 weights"
+    name = f"int{next(iter(bits))}" if len(bits) == 1 else "mixed"
+    return name, f"{len(nbits)} MatMulNBits nodes of {sorted(bits)} bits in the decoder graph"
 
 
 def _build(source: str, out: str, precision: str) -> None:
@@ -79,18 +92,20 @@ class OnnxRuntimeGenAI(Engine):
                 "python -m onnxruntime_genai.models.builder -i HF_FOLDER -o OUT -p fp32 -e cpu.",
             )
         # Beside PBH's export (the conversion cache), never inside a folder the user owns.
+        weights = str(model.options.get("weights") or "fp32")
         base = os.path.dirname(model.path) if os.path.isfile(model.path) else model.work_dir
         if base is None:
             raise WorkerError("bad_request", f"onnxruntime-genai builds {model.path} into a scratch folder: send work_dir with load")
-        out = os.path.join(base, f"genai-{og.__version__}-{model.precision}")
+        out = os.path.join(base, f"genai-{og.__version__}-{weights}")
+        builder = f"onnxruntime_genai.models.builder {og.__version__} -p {BUILDER_PRECISION[weights]} -e cpu"
         if not os.path.isfile(os.path.join(out, CONFIG)):
-            _build(source, out, model.precision)
-            return out, {"built": True, "source": source, "builder": f"onnxruntime_genai.models.builder {og.__version__} -p {BUILDER_PRECISION[model.precision]} -e cpu"}
-        return out, {"built": False, "source": source, "builder": f"onnxruntime_genai.models.builder {og.__version__} -p {BUILDER_PRECISION[model.precision]} -e cpu (cached)"}
+            _build(source, out, weights)
+            return out, {"built": True, "source": source, "builder": builder}
+        return out, {"built": False, "source": source, "builder": f"{builder} (cached)"}
 
     def load(self, model: Model) -> Loaded:
-        if model.precision not in BUILDER_PRECISION:
-            raise WorkerError("unsupported", f"onnxruntime-genai runs {sorted(BUILDER_PRECISION)} here, not {model.precision}")
+        if model.precision != "fp32":
+            raise WorkerError("unsupported", f"onnxruntime-genai runs fp32 activations here (int4 weights through the weights option), not {model.precision}")
         folder, facts = self._folder(model)
         with open(os.path.join(folder, CONFIG), encoding="utf-8") as f:
             genai = json.load(f)
@@ -104,10 +119,11 @@ class OnnxRuntimeGenAI(Engine):
         self.max_length = int(genai["model"]["context_length"])
         decoder = genai["model"]["decoder"]
         vocab = int(genai["model"]["vocab_size"])
+        weights, weights_evidence = _weights_read_back(folder, str(decoder.get("filename") or "model.onnx"))
         return Loaded(
             inputs=[TensorSpec("input_ids", "int64", [None, None])],
             outputs=[TensorSpec("logits", "float32", [None, None, vocab])],
-            precision=Precision(model.precision, f"the builder's -p {BUILDER_PRECISION[model.precision]} (fp32 weights and activations) in {CONFIG}"),
+            precision=Precision("fp32", f"fp32 inputs and outputs of the decoder in {CONFIG}; {weights_evidence}", weights),
             facts={**facts, "folder": folder, "decoder": str(decoder.get("filename")), "context_length": self.max_length, "search": "greedy by the harness: append_tokens per step, logits read back"},
         )
 

@@ -29,16 +29,33 @@ HINTS = {"fp32": "f32", "bf16": "bf16"}
 NAMES = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}
 
 
-def _export(source: str, out: str) -> None:
-    """optimum-intel's exporter (its command line) at fp32 weights, written atomically."""
+def _export(source: str, out: str, weight_format: str, group_size: int) -> None:
+    """optimum-intel's exporter (its command line; NNCF compresses int8/int4 weights), written atomically."""
     partial = out + ".partial"
     shutil.rmtree(partial, ignore_errors=True)
-    command = [sys.executable, "-m", "optimum.commands.optimum_cli", "export", "openvino", "--model", source, "--task", "text-generation-with-past", "--weight-format", "fp32", partial]
+    command = [sys.executable, "-m", "optimum.commands.optimum_cli", "export", "openvino", "--model", source, "--task", "text-generation-with-past", "--weight-format", weight_format]
+    if weight_format == "int4":
+        command += ["--group-size", str(group_size), "--ratio", "1.0"]
+    command.append(partial)
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "USE_TF": "0"}, check=False)
     if done.returncode != 0 or not os.path.isfile(os.path.join(partial, IR)):
         said = " ".join(done.stderr.strip().splitlines()[-3:])
         raise WorkerError("unsupported_model", f"optimum-intel could not export {source} to OpenVINO IR: {said[-600:]}")
     os.replace(partial, out)
+
+
+def _weights_read_back(xml: str) -> tuple[str | None, str]:
+    """The IR's weight constants by element type: int4/int8 when compressed weights are there (NNCF's, read from the IR)."""
+    census: dict[str, int] = {}
+    for op in ov.Core().read_model(xml).get_ops():
+        if op.get_type_name() == "Constant":
+            kind = op.get_element_type().get_type_name()
+            census[kind] = census.get(kind, 0) + 1
+    said = ", ".join(f"{n} {k}" for k, n in sorted(census.items()))
+    for kinds, name in ((("u4", "i4"), "int4"), (("u8", "i8"), "int8")):
+        if any(census.get(k) for k in kinds):
+            return name, f"IR weight constants: {said}"
+    return None, f"IR weight constants: {said} (no compressed weights)"
 
 
 class _Streamer(ov_genai.StreamerBase):
@@ -77,11 +94,14 @@ class OpenVinoGenAI(Engine):
         base = os.path.dirname(model.path) if os.path.isfile(model.path) else model.work_dir
         if base is None:
             raise WorkerError("bad_request", f"openvino-genai exports {model.path} into a scratch folder: send work_dir with load")
-        exporter = f"optimum-intel {version('optimum-intel')} (optimum-cli export openvino --weight-format fp32)"
-        out = os.path.join(base, f"openvino-ir-{version('optimum-intel')}")
+        weight_format = str(model.options.get("weightFormat") or "fp32")
+        group = int(model.options.get("groupSize") or 128)
+        detail = f"{weight_format}, group size {group}" if weight_format == "int4" else weight_format
+        exporter = f"optimum-intel {version('optimum-intel')} (optimum-cli export openvino --weight-format {detail})"
+        out = os.path.join(base, f"openvino-ir-{version('optimum-intel')}-{weight_format}" + (f"-g{group}" if weight_format == "int4" else ""))
         cached = os.path.isfile(os.path.join(out, IR))
         if not cached:
-            _export(source, out)
+            _export(source, out, weight_format, group)
         return out, {"exported": not cached, "source": source, "exporter": exporter}
 
     def load(self, model: Model) -> Loaded:
@@ -100,10 +120,11 @@ class OpenVinoGenAI(Engine):
         threads = compiled.get_property("INFERENCE_NUM_THREADS")
         vocab = int(compiled.output("logits").get_partial_shape()[-1].get_length())
         del compiled
+        weights, weights_evidence = _weights_read_back(os.path.join(folder, IR))
         return Loaded(
             inputs=[TensorSpec("input_ids", "int64", [None, None])],
             outputs=[TensorSpec("logits", "float32", [None, None, vocab])],
-            precision=Precision(NAMES.get(executed, executed), "INFERENCE_PRECISION_HINT of the IR compiled with the pipeline's properties"),
+            precision=Precision(NAMES.get(executed, executed), f"INFERENCE_PRECISION_HINT of the IR compiled with the pipeline's properties; {weights_evidence}", weights),
             threads=int(threads) if isinstance(threads, int) and threads > 0 else None,
             facts={**facts, "folder": folder, "pipeline": "LLMPipeline, greedy (do_sample false), stateful IR"},
         )

@@ -32,6 +32,8 @@ export interface ExecutedPrecision {
   executed: Precision;
   /** How the runtime said so (a property it reported, a census of kernel precisions). */
   evidence: string;
+  /** Weight-only compression under that arithmetic (an LLM's int4 or int8 weights); absent or null: none. */
+  weights?: string | null;
 }
 
 export const PrecisionFactsSchema = z.object({
@@ -41,5 +43,7 @@ export const PrecisionFactsSchema = z.object({
   requested: PrecisionSchema,
   executed: PrecisionSchema,
   evidence: z.string(),
+  /** Weight-only compression the engine read from the model it runs (int4, int8); null or absent: none. */
+  weights: z.string().nullable().optional(),
 });
 export type PrecisionFacts = z.infer<typeof PrecisionFactsSchema>;

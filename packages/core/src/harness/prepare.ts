@@ -62,5 +62,6 @@ export function recordEngine(profile: Profile, plan: Pick<CellPlan, 'engine' | '
   profile.engine.precision = {
     ...plan.precision,
     ...(model.precision ?? { executed: plan.precision.requested, evidence: `${plan.engine.name} does not report its precision; assumed as requested` }),
+    weights: model.precision?.weights ?? null,
   };
 }

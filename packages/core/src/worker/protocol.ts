@@ -69,6 +69,8 @@ export const wireSpecSchema = TensorSpecSchema.extend({
 export const executedPrecisionWireSchema = z.object({
   executed: PrecisionSchema,
   evidence: z.string().min(1),
+  /** Weight-only compression under that arithmetic (an LLM's int4 or int8 weights), read from the model; null: none. */
+  weights: z.string().nullable().default(null),
 });
 
 export const loadReplySchema = z.looseObject({

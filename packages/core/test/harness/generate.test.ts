@@ -172,9 +172,10 @@ describe('the roofline of a generate Profile', () => {
 
 describe('the gate of an engine below fp32', () => {
   it('ranks reference tokens within the top k, naming the first that is not', () => {
-    expect(gateRule('fp32', true)).toBe('exact');
-    expect(gateRule('bf16', true)).toBe('top_k');
-    expect(gateRule('bf16', false)).toBe('exact');
+    expect(gateRule('fp32', null, true)).toBe('exact');
+    expect(gateRule('bf16', null, true)).toBe('top_k');
+    expect(gateRule('fp32', 'int4', true)).toBe('top_k');
+    expect(gateRule('bf16', null, false)).toBe('exact');
     expect(judgeRanks([[0, 1], [4, 0]], [[7, 8], [9, 10]], 5)).toEqual({ worst: 4, failure: null });
     expect(judgeRanks([[0, 5], [9]], [[7, 8], [9]], 5)).toEqual({ worst: 9, failure: { request: 0, position: 1, token: 8, rank: 5 } });
   });

@@ -102,7 +102,7 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
     const executed = profile.engine.precision?.executed ?? 'fp32';
     const rank = gen.rankTokens;
     const gated = { reference_engine: exp.reference_engine, prompts: schedule.prompts.length, first_divergence: divergence };
-    if (gateRule(executed, rank !== null) === 'exact' || rank === null) {
+    if (gateRule(executed, profile.engine.precision?.weights ?? null, rank !== null) === 'exact' || rank === null) {
       gate = { ...gated, passed: divergence === null, rule: 'exact', k: null, worst_rank: null };
       if (divergence) throw new InvalidOutputError(describeDivergence(divergence, exp.reference_engine, cell.engineLabel));
     } else {

@@ -24,9 +24,9 @@ export function describeDivergence(d: Divergence, reference: string, engine: str
 /** Ranks a lower-precision engine's logits may give a reference token and still pass (top-5 agreement). */
 export const GATE_TOP_K = 5;
 
-/** exact for an engine that executes in fp32 or fp64 (or that gives no logits to rank), top_k below that. */
-export function gateRule(executed: string, canRank: boolean): 'exact' | 'top_k' {
-  return executed === 'fp32' || executed === 'fp64' || !canRank ? 'exact' : 'top_k';
+/** exact for an engine that executes in fp32 or fp64 on uncompressed weights (or that gives no logits to rank), top_k otherwise. */
+export function gateRule(executed: string, weights: string | null, canRank: boolean): 'exact' | 'top_k' {
+  return (executed === 'fp32' || executed === 'fp64') && !weights ? 'exact' : canRank ? 'top_k' : 'exact';
 }
 
 export interface RankFailure {
