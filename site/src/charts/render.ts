@@ -41,10 +41,21 @@ export function plotted(options: Plot.PlotOptions): Element & Plot.Plot {
   return node as unknown as Element & Plot.Plot;
 }
 
+/** An 11 px tick label's average character width and height, px, with a gap: labels closer than this would touch. */
+const TICK_CHAR_PX = 6.6;
+const TICK_LINE_PX = 13;
+
+/** A tick label's position along its axis, from the translate() Plot writes on it. */
+function tickPosition(text: Element, axis: 'x' | 'y'): number | null {
+  const match = /translate\((-?[\d.]+),(-?[\d.]+)\)/.exec(text.getAttribute('transform') ?? '');
+  return match ? Number(match[axis === 'x' ? 1 : 2]) : null;
+}
+
 /**
  * Plot formats a log axis's ticks with d3's log tickFormat, which blanks every label past the first few mantissas of a
  * decade whatever tickFormat says (a batch-8 tick had no label). Where the chart names its ticks and their format, each
- * axis group's labels are written from them: one text per tick inside the domain, in order, as Plot draws them.
+ * axis group's labels are written from them (one text per tick inside the domain, in order, as Plot draws them):
+ * every decade first, then the other ticks, each only where it clears the labels already written.
  */
 function labelLogTicks(plot: Element & Plot.Plot, options: Plot.PlotOptions): void {
   for (const axis of ['x', 'y'] as const) {
@@ -58,9 +69,21 @@ function labelLogTicks(plot: Element & Plot.Plot, options: Plot.PlotOptions): vo
     for (const group of [...plot.querySelectorAll(`g[aria-label="${axis}-axis tick label"]`)]) {
       const texts = [...group.querySelectorAll('text')];
       if (texts.length !== ticks.length) continue;
-      texts.forEach((text, i) => {
-        text.textContent = format(ticks[i]!);
-      });
+      const labels = texts.map((text, i) => ({ text, label: format(ticks[i]!), at: tickPosition(text, axis), decade: Number.isInteger(Math.log10(ticks[i]!)) }));
+      if (labels.some((l) => l.at === null)) continue;
+      const kept: { from: number; to: number }[] = [];
+      const extent = (l: (typeof labels)[number]): { from: number; to: number } => {
+        const half = axis === 'x' ? (l.label.length * TICK_CHAR_PX) / 2 : TICK_LINE_PX / 2;
+        return { from: l.at! - half, to: l.at! + half };
+      };
+      for (const pass of [true, false]) {
+        for (const l of labels.filter((x) => x.decade === pass)) {
+          const box = extent(l);
+          if (kept.some((k) => box.from < k.to && k.from < box.to)) continue;
+          kept.push(box);
+          l.text.textContent = l.label;
+        }
+      }
     }
   }
 }
