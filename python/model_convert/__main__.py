@@ -26,9 +26,9 @@ from model_convert import BadInput
 
 # Bump when what an export holds changes, so stale cache entries stop matching.
 EXPORT_VERSION = 1
-# Each converter module has FRAMEWORK (what it needs), INSTALL (how to get it), check(path) (raises BadInput),
-# framework_version() (imports the framework) and export(path, target) -> {format, exporter, exporter_version,
-# input_names, output_names}.
+# Each converter module has FRAMEWORK (what it needs), INSTALL (how to get it), VERSION (optional: as EXPORT_VERSION,
+# for its own exports), check(path) (raises BadInput), framework_version() (imports the framework) and
+# export(path, target) -> {format, exporter, exporter_version, input_names, output_names}.
 CONVERTERS = {"pytorch": "model_convert.from_pytorch", "tensorflow": "model_convert.from_tensorflow", "transformers": "model_convert.from_transformers"}
 
 
@@ -68,7 +68,8 @@ def main() -> None:
     except ImportError as e:
         fail(2, f"{args.model} is a {converter.FRAMEWORK} model, and this venv cannot import it ({e}): {converter.INSTALL}")
     source_sha = sha256(path)
-    key = hashlib.sha256(json.dumps([source_sha, args.converter, framework_version, EXPORT_VERSION]).encode()).hexdigest()[:32]
+    # A converter's own VERSION (bumped when what its exports hold changes) keys its rows alone; 0 where it has none.
+    key = hashlib.sha256(json.dumps([source_sha, args.converter, framework_version, EXPORT_VERSION, *([converter.VERSION] if getattr(converter, "VERSION", 0) else [])]).encode()).hexdigest()[:32]
     folder = os.path.join(os.path.abspath(args.cache), key)
     target, summary_path = os.path.join(folder, "model.onnx"), os.path.join(folder, "export.json")
     if os.path.isfile(target) and os.path.isfile(summary_path):

@@ -111,7 +111,8 @@ class TensorFlow(Engine):
         except Exception as e:  # noqa: BLE001 - loaders raise many types; the message names the file
             raise WorkerError("unsupported_model", f"TensorFlow cannot load {path}: {type(e).__name__}: {e}") from e
         load_ms = (time.perf_counter() - start) * 1000
-        self.specs = [tf.TensorSpec([model.batch_size if i == 0 and d is None else d for i, d in enumerate(shapes[name])], dtypes[name], name=name) for name in self.input_names]
+        # The first axis is the batch; any other axis the harness left open stays open in the trace.
+        self.specs = [tf.TensorSpec([model.batch_size if i == 0 else d if isinstance(d, int) and d > 0 else None for i, d in enumerate(shapes[name])], dtypes[name], name=name) for name in self.input_names]
         # No input_signature: tf.function then matches each call's arguments to its one trace by their type, the
         # cheaper path a deployment's plain tf.function takes (validating a signature costs more a call).
         # jit_compile=None, not False, without XLA: an explicit False marks the function must-not-compile, a slower
@@ -119,7 +120,7 @@ class TensorFlow(Engine):
         self.function = tf.function(call, jit_compile=True if options["jitCompile"] else None)
         start = time.perf_counter()
         try:
-            example = [tf.zeros(s.shape, s.dtype) for s in self.specs]
+            example = [tf.zeros([d or 1 for d in s.shape], s.dtype) for s in self.specs]
             self.concrete = self.function.get_concrete_function(*example)
             results = self.function(*example)
         except Exception as e:  # noqa: BLE001 - tracing and XLA raise many types; the message says which part failed
