@@ -1,6 +1,6 @@
 """Generate PBH's TensorFlow-born test models and their data into .cache/tf-models.
 
-    .venv/bin/python python/generate_tf_models.py [--out .cache/tf-models] [--force]
+    .venv/bin/python python/generate_tf_models.py [--out .cache/tf-models] [--force]    (npm run generate:tf)
 
 Needs the TensorFlow extra (npx pbh doctor --fix --engine tensorflow). From seed 0 and scikit-learn's digits (the
 suite's split, python/suite/datasets.py), in NHWC as TensorFlow models take images:

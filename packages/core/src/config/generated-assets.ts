@@ -12,6 +12,7 @@ const GENERATORS: readonly { folder: string; command: string }[] = [
   { folder: path.join('.cache', 'llms'), command: 'npm run generate:llms' },
   { folder: path.join('.cache', 'study'), command: 'npm run study' },
   { folder: path.join('.cache', 'suite'), command: 'npm run generate' },
+  { folder: path.join('.cache', 'tf-models'), command: 'npm run generate:tf' },
 ];
 
 export interface MissingAsset {
