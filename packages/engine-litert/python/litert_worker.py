@@ -130,7 +130,8 @@ class LiteRT(Engine):
             inputs=[spec(inputs[s["tensor"]], s["name"], s["scale"]) for s in io["inputs"]],
             outputs=[spec(outputs[s["tensor"]], s["name"], s["scale"]) for s in io["outputs"]],
             precision=Precision(precision, evidence),
-            threads=options.get("threads"),
+            # The Interpreter says nothing of its pool: num_threads as set is in the facts, none read back.
+            threads=None,
             facts=facts,
         )
 
