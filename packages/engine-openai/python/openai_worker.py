@@ -67,8 +67,9 @@ class OpenAiEndpoint(Engine):
             raise WorkerError("bad_request", f"{base}/models lists no model (HTTP {listed.status_code}): name it in engines[].options.model")
         self.tokenizer, tokenizer_path = self._tokenizer(model)
         return Loaded(
-            inputs=[TensorSpec("prompt", "string", [None])],
-            outputs=[TensorSpec("completion", "string", [None])],
+            # What the endpoint stands for: a decoder fed ids, giving logits (which it keeps to itself).
+            inputs=[TensorSpec("input_ids", "int64", [None, None])],
+            outputs=[TensorSpec("logits", "float32", [None, None, None])],
             # A server does not say what precision it executes in: the config's request stands, marked as such.
             precision=Precision(model.precision, "as configured: an OpenAI-compatible endpoint does not report what executed"),
             threads=None,
