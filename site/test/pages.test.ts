@@ -255,7 +255,9 @@ describe('a phone, 390 px wide', () => {
     const phone = await context.newPage();
     try {
       const ok = profiles.find((p) => p.status === 'ok')!;
-      const pages = ['index.html', `profiles/${slugOf(ok.profile_id)}.html`, 'sparsity.html', 'comparisons.html', 'models.html', 'engines/openvino.html', 'history.html', 'machines.html', 'sql.html', 'glossary.html'];
+      const pages = ['index.html', `profiles/${slugOf(ok.profile_id)}.html`, 'sparsity.html', 'comparisons.html', 'models.html', 'models/digits_cnn.html', 'engines/openvino.html', 'history.html', 'machines.html', 'sql.html', 'glossary.html'];
+      // Pages whose first figure (a chart, or a Profile's summary cards) must be on the first screen.
+      const figureFirst = new Set([`profiles/${slugOf(ok.profile_id)}.html`, 'models/digits_cnn.html', 'engines/openvino.html']);
       for (const name of pages) {
         await phone.goto(`${server.url}${name}`);
         const measured = await phone.evaluate(() => {
@@ -263,8 +265,15 @@ describe('a phone, 390 px wide', () => {
             const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
             return [...svg.querySelectorAll('text')].map((t) => Number.parseFloat(getComputedStyle(t).fontSize) * scale);
           });
-          return { width: document.documentElement.scrollWidth, smallest: sizes.length ? Math.min(...sizes) : null, nav: document.querySelector('header')!.getBoundingClientRect().height };
+          const figure = document.querySelector('figure.chart, .cards');
+          return {
+            width: document.documentElement.scrollWidth,
+            smallest: sizes.length ? Math.min(...sizes) : null,
+            nav: document.querySelector('header')!.getBoundingClientRect().height,
+            figureTop: figure ? figure.getBoundingClientRect().top : null,
+          };
         });
+        if (figureFirst.has(name)) expect(measured.figureTop, name).toBeLessThan(844);
         expect(measured.width, name).toBeLessThanOrEqual(390);
         if (measured.smallest !== null) expect(measured.smallest, name).toBeGreaterThanOrEqual(11);
         // The nav is one line (it wrapped to four), however many pages it lists.
