@@ -77,10 +77,13 @@ describe('openai engine: OpenAI-compatible endpoints started on loopback', () =>
 
   beforeAll(async () => {
     venv = findVenvPython()!.python;
+    // A no-op when .cache/llms is current.
+    const built = await execa(venv, [path.join(ROOT, 'python', 'generate_llms.py')], { cwd: ROOT, reject: false });
+    expect(built.exitCode, built.stderr).toBe(0);
     const started = await start(venv, [path.join(ROOT, 'scripts', 'openai_echo_server.py'), '--port', '0', '--itl-ms', '1'], /listening on (\S+)\n/);
     servers.push(started.proc);
     echo = /listening on (\S+)\n/.exec(started.said)![1]!;
-  }, 200_000);
+  }, 800_000);
 
   afterAll(() => {
     for (const s of servers) s.kill();
@@ -95,11 +98,12 @@ describe('openai engine: OpenAI-compatible endpoints started on loopback', () =>
       { name: 'openai', label: 'echo-poisson', options: { ...base, endpoint: 'chat' }, scenario: { kind: 'server', target_qps: 50 } },
       // A limit no client meets: every request goes some ns after its arrival.
       { name: 'openai', label: 'echo-strict', options: { ...base, late_ms: 1e-6 }, scenario: { kind: 'server', target_qps: 50 } },
+      { name: 'openai', label: 'echo-capacity', options: base, scenario: { kind: 'server', target_qps: 50, find_peak: true } },
     ]));
     const r = await pbh(['run', file, '--db', db], { timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);
     const by = new Map((await rows(db)).map((row) => [row.engine, row]));
-    for (const engine of ['echo-single', 'echo-poisson', 'echo-strict']) {
+    for (const engine of ['echo-single', 'echo-poisson', 'echo-strict', 'echo-capacity']) {
       const row = by.get(engine)!;
       expect(row, engine).toMatchObject({ status: 'ok' });
       const g = JSON.parse(row.generation!);
@@ -119,6 +123,17 @@ describe('openai engine: OpenAI-compatible endpoints started on loopback', () =>
         expect(g.issue.late_requests).toBe(PROMPTS);
       }
     }
+    // The capacity search keeps every rate it tried; the capacity is the highest that met the SLOs (null: none did).
+    const capacity = by.get('echo-capacity')!;
+    expect(capacity).toMatchObject({ status: 'ok' });
+    const points: { target_qps: number; validity: string; reasons: string[] }[] = JSON.parse(capacity.scenario!).peak_search;
+    const found = JSON.parse(capacity.generation!).capacity;
+    expect(points.length).toBeGreaterThanOrEqual(2);
+    expect(found.points).toBe(points.length);
+    expect(points[0]!.target_qps).toBe(50);
+    const valid = points.filter((p) => p.validity === 'VALID').map((p) => p.target_qps);
+    expect(found.rate_rps).toBe(valid.length ? Math.max(...valid) : null);
+    for (const p of points) expect(p.reasons.length === 0).toBe(p.validity === 'VALID');
     expect(JSON.parse(by.get('echo-poisson')!.generation!)).toMatchObject({ scenario: 'server', request_rate: 50, concurrency: 4 });
   }, 320_000);
 

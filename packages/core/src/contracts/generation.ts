@@ -151,6 +151,8 @@ export const GenerationResultSchema = z.object({
    * Past limit_ns the client could not keep its schedule and the point is INVALID (profile.scenario says why).
    */
   issue: z.object({ limit_ns: z.number(), max_late_ns: z.number(), p99_late_ns: z.number(), late_requests: z.number().int() }).nullable().default(null),
+  /** find_peak on a server: the highest Poisson rate whose TTFT and TPOT p99 met the SLOs (null: none tried did); every rate tried is in profile.scenario.peak_search. */
+  capacity: z.object({ rate_rps: z.number().nullable(), points: z.number().int(), percentile: z.number() }).nullable().default(null),
   /** The runtime's own figures (medians over session 0's requests), beside PBH's: e.g. OpenVINO GenAI's perf metrics. */
   runtime_reported: z.record(z.string(), z.number()).nullable().default(null),
   /**

@@ -20,7 +20,8 @@ import { describeDivergence, describeRankFailure, firstDivergence, GATE_TOP_K, g
 import { planGenerate, type GeneratePlan } from './plan.js';
 import { roofline } from './roofline.js';
 import { generatorOf } from './run.js';
-import { promptTextsFor, servedVerdict } from './served.js';
+import { promptTextsFor, searchCapacity, servedVerdict } from './served.js';
+import { scenarioSettings } from '../scenarios/settings.js';
 import { memoryBandwidth } from '../../system/memory-bandwidth.js';
 import { precisionPeak } from '../../system/peak.js';
 
@@ -179,8 +180,16 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
     perplexity_unavailable: perplexityUnavailable,
     token_count: served?.tokenCount ?? null,
     issue: served?.issue ?? null,
+    capacity: null,
   };
   if (served) profile.scenario = served.scenario;
+  if (served && scenarioSettings(exp, cell).findPeak) {
+    ctx.onProgress?.({ kind: 'phase', phase: 'capacity search (Poisson rates against the SLOs)' });
+    const slo = { ttft_ms: plan.cfg.slo?.ttft_ms ?? null, itl_ms: plan.cfg.slo?.itl_ms ?? null };
+    const found = await searchCapacity({ schedule: { ...base, prompts, concurrency: plan.concurrency }, startQps: plan.requestRate ?? 1, slo, seed: exp.seed, run: (s) => deadline.run(gen.generate(s)) });
+    served.scenario.peak_search = found.points;
+    profile.generation.capacity = { rate_rps: found.rate, points: found.points.length, percentile: 0.99 };
+  }
   // Ranked like any Profile: throughput is output tokens/s, the headline latency a request's end to end.
   profile.sessions = figures.sessions;
   profile.throughput = summarize(figures.throughputs);

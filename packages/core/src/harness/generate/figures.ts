@@ -42,7 +42,7 @@ function good(r: GenerationRequest, slo: GenerateConfig['slo']): boolean {
 }
 
 export interface GenerationFigures {
-  result: Omit<GenerationResult, 'perplexity' | 'gate' | 'kv_cache_bytes' | 'kv_cache_bytes_in_flight' | 'tokenizer' | 'prompt_source' | 'model_layout' | 'served' | 'runtime_reported' | 'perplexity_unavailable' | 'roofline' | 'token_count' | 'issue'>;
+  result: Omit<GenerationResult, 'perplexity' | 'gate' | 'kv_cache_bytes' | 'kv_cache_bytes_in_flight' | 'tokenizer' | 'prompt_source' | 'model_layout' | 'served' | 'runtime_reported' | 'perplexity_unavailable' | 'roofline' | 'token_count' | 'issue' | 'capacity'>;
   sessions: SessionResult[];
   /** Output tokens per second, per session. */
   throughputs: number[];

@@ -1,8 +1,10 @@
-import type { GenerationResult, GenerationTrace } from '../../contracts/generation.js';
+import type { GenerationResult, GenerationSchedule, GenerationTrace } from '../../contracts/generation.js';
 import type { ScenarioResult } from '../../contracts/profile.js';
 import type { TextDataset } from '../../dataset/text-dataset.js';
 import { summarize } from '../../stats/summary.js';
 import { CellConfigError } from '../errors.js';
+import { poissonArrivalsNs } from '../scenarios/schedule.js';
+import { requestFigures } from './figures.js';
 
 /** What a server (capability serve) is sent: the prompts' text, since its own tokenizer and chat template make its ids. */
 export function promptTextsFor(serves: string, dataset: TextDataset, count: number): { promptTexts?: string[] } {
@@ -52,4 +54,68 @@ export function servedVerdict(sessions: GenerationTrace[][], result: Pick<Genera
       mlperf: null,
     },
   };
+}
+
+export interface CapacityPoint {
+  target_qps: number;
+  validity: 'VALID' | 'INVALID';
+  /** TTFT p99 at this rate, ms. */
+  p99_ms: number;
+  reasons: string[];
+}
+
+export interface CapacitySearch {
+  schedule: Omit<GenerationSchedule, 'arrivalsNs'>;
+  /** The first rate tried (the scenario's target_qps). */
+  startQps: number;
+  slo: { ttft_ms: number | null; itl_ms: number | null };
+  seed: number;
+  run(schedule: GenerationSchedule): Promise<GenerationTrace[]>;
+}
+
+/** One rate judged: the client kept its schedule, and TTFT p99 and TPOT p99 (LoadGen's nearest rank) met the SLOs. */
+async function tryRate(s: CapacitySearch, qps: number): Promise<CapacityPoint> {
+  const n = s.schedule.prompts.length;
+  const traces = await s.run({ ...s.schedule, arrivalsNs: poissonArrivalsNs(n, qps, s.seed).slice(0, n) });
+  const reqs = traces.map((t, i) => requestFigures(t, s.schedule.prompts[i]!.length));
+  const ttft = summarize(reqs.map((r) => r.ttft_ns)).p99 / 1e6;
+  const tpot = summarize(reqs.map((r) => (r.output_tokens > 1 ? (r.e2e_ns - r.ttft_ns) / (r.output_tokens - 1) : 0))).p99 / 1e6;
+  const reasons: string[] = [];
+  const late = traces.filter((t) => t.issue && t.issue.lateNs > t.issue.limitNs).length;
+  if (late) reasons.push(`${late} requests issued past the client's lateness limit`);
+  if (s.slo.ttft_ms !== null && ttft > s.slo.ttft_ms) reasons.push(`TTFT p99 ${ttft.toFixed(2)} ms > SLO ${s.slo.ttft_ms} ms`);
+  if (s.slo.itl_ms !== null && tpot > s.slo.itl_ms) reasons.push(`TPOT p99 ${tpot.toFixed(2)} ms > SLO ${s.slo.itl_ms} ms`);
+  return { target_qps: qps, validity: reasons.length ? 'INVALID' : 'VALID', p99_ms: ttft, reasons };
+}
+
+/**
+ * The highest Poisson rate whose TTFT and TPOT p99 meet the SLOs with the client on schedule: from the start rate,
+ * doubling (or halving, to a 16th of it) until the verdict flips, then bisecting to within 10%; every rate tried is
+ * kept, in order.
+ */
+export async function searchCapacity(s: CapacitySearch, maxPoints = 12): Promise<{ points: CapacityPoint[]; rate: number | null }> {
+  if (s.slo.ttft_ms === null && s.slo.itl_ms === null) {
+    throw new CellConfigError('scenario {kind: server, find_peak: true} on a generate cell searches the highest rate that meets the SLOs: set generate.slo: {ttft_ms, itl_ms}.');
+  }
+  const points: CapacityPoint[] = [];
+  const judge = async (qps: number): Promise<boolean> => {
+    const p = await tryRate(s, qps);
+    points.push(p);
+    return p.validity === 'VALID';
+  };
+  let lo: number | null = null;
+  let hi: number | null = null;
+  let qps = s.startQps;
+  // Halving stops at a 16th of the start rate: below that a session of the prompt set lasts too long to be worth it.
+  while (points.length < maxPoints && (lo === null || hi === null) && qps >= s.startQps / 16) {
+    if (await judge(qps)) lo = qps;
+    else hi = qps;
+    qps = hi === null ? qps * 2 : qps / 2;
+  }
+  while (lo !== null && hi !== null && hi / lo > 1.1 && points.length < maxPoints) {
+    const mid = Math.sqrt(lo * hi);
+    if (await judge(mid)) lo = mid;
+    else hi = mid;
+  }
+  return { points, rate: lo };
 }
