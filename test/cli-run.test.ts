@@ -24,6 +24,8 @@ describe('pbh run, end to end on ONNX Runtime', () => {
       batch_sizes: [1, 16],
       warmup_batches: 2,
       sessions: 2,
+      // Two sessions exactly, whatever their interval, as the counts below expect.
+      rounds: { max_sessions: 2 },
       scorers: ['top1', 'top5', 'agreement'],
       // One pass over the resident batches per session, as the counts below expect.
       scenario: { kind: 'single_stream', min_query_count: 1 },

@@ -16,6 +16,9 @@ describe('an in-process engine that blocks the harness thread', () => {
       // The cell before the busy one runs in process: a one-second timeout leaves no room for a worker's start on a
       // loaded machine, and this test is about the watchdog, not the worker.
       engines: [{ name: 'onnxruntime', process: 'harness' }, { name: 'onnxruntime-busy' }],
+      // Each cell alone, so the one before is stored before the busy one starts: interleaved, the two would be one
+      // group and the watchdog's kill would take the first's unstored rounds with it (the message says so).
+      rounds: { interleave: false },
       batch_sizes: [8],
       warmup_batches: 1,
       sessions: 2,

@@ -278,6 +278,7 @@ export const ProfileSchema = z.object({
   workload: z.object({
     batch_size: z.number().int(),
     warmup_batches: z.number().int(),
+    /** Sessions run: the config's `sessions` is the fewest, interleaved rounds may run more until the interval is met. */
     sessions: z.number().int(),
     /** Samples each timed session ran: the resident performance set (whole batches). */
     samples_per_session: z.number().int(),

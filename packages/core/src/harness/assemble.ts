@@ -146,6 +146,8 @@ export function assembleProfile(ctx: SweepContext, plan: CellPlan, m: Measuremen
   profile.scenario = scenarioResult(m);
   profile.workload.scenario = m.settings.kind;
   profile.workload.samples_per_session = sessions[0]?.samples ?? 0;
+  // The sessions that ran: the config's count is the fewest, the rounds may have run more (harness/rounds.ts).
+  profile.workload.sessions = sessions.length;
   profile.sessions = sessions;
   profile.throughput = summarize(sessions.map((s) => s.throughput_sps));
   profile.metrics = aggregateMetrics(m.loop?.metricValues ?? m.open!.metricValues);

@@ -138,7 +138,8 @@ function armWatchdog(watchdog: Watchdog, dbPath: string, ctx: SweepContext, cell
   profile.status = 'timeout';
   profile.error =
     `cell ${cell.model.name} x ${cell.engineLabel} x batch ${cell.batchSize} held the harness's thread ${WATCHDOG_GRACE_MS / 1000} s past its timeout of ${timeoutS} s ` +
-    `(an in-process engine that blocks in a call, e.g. a busy loop in predict): PBH ended the process. Earlier cells are stored; rerun with --resume.`;
+    `(an in-process engine that blocks in a call, e.g. a busy loop in predict): PBH ended the process. Cells of earlier groups are stored; ` +
+    `the other contenders of its group, resident beside it for interleaved rounds, are not: rerun with --resume (rounds: { interleave: false } runs each cell alone).`;
   const file = path.join(`${dbPath}.unstored`, `${profile.profile_id}.json`);
   watchdog.arm(endsAtMs + WATCHDOG_GRACE_MS, file, JSON.stringify({ store_error: 'the process was ended by the watchdog', profile }, null, 2), `pbh: ${terminalSafe(profile.error)} Its timeout Profile is kept as ${file}.`);
 }
