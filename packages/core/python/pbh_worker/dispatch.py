@@ -145,7 +145,8 @@ class Dispatcher:
             "inputs": [_spec(s) for s in loaded.inputs],
             "outputs": [_spec(s) for s in loaded.outputs],
             "facts": loaded.facts,
-            "precision": _spec(loaded.precision),
+            # weights only when the engine read compressed weights back: the reply stays as before for every other model.
+            "precision": {k: v for k, v in _spec(loaded.precision).items() if not (k == "weights" and v is None)},
             "threads": loaded.threads,
             "max_concurrency": self.max_concurrency,
         }

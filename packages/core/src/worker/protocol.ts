@@ -70,7 +70,7 @@ export const executedPrecisionWireSchema = z.object({
   executed: PrecisionSchema,
   evidence: z.string().min(1),
   /** Weight-only compression under that arithmetic (an LLM's int4 or int8 weights), read from the model; null: none. */
-  weights: z.string().nullable().default(null),
+  weights: z.string().nullable().optional(),
 });
 
 export const loadReplySchema = z.looseObject({

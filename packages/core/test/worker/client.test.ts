@@ -264,7 +264,7 @@ describe('WorkerClient against a real worker process', () => {
     worker.stdin.end();
     const result = await worker;
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(/^\{"id":1,"ok":true,"protocol":9,/);
+    expect(result.stdout).toMatch(/^\{"id":1,"ok":true,"protocol":10,/);
     expect(result.stdout.trim().split('\n')).toHaveLength(1);
   });
 
