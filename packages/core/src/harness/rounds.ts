@@ -62,8 +62,9 @@ const spent = (sessions: readonly SessionResult[]): number => sessions.reduce((a
 
 /**
  * Runs rounds over `members` until each alive member's interval is within the target (after `minSessions`), its
- * budget is spent, or `max_sessions` is reached. Every alive member runs in every round, so any two have the same
- * rounds to pair; the group stops when no member still needs (and may afford) another.
+ * budget is spent, or `max_sessions` is reached. A round holds every member that still needs (and may afford) another
+ * session, in a fresh random order; one that is done sits the later rounds out, so paired ratios use the rounds both
+ * ran (the first ones, index for index) and the group costs what its noisiest contender needs, not that times all.
  */
 export async function runRounds(members: readonly RoundMember[], minSessions: number, cfg: RoundsConfig, seed: number, onRound?: (round: number) => void): Promise<RoundsOutcome> {
   const random = seededRandom(seed);
@@ -78,10 +79,10 @@ export async function runRounds(members: readonly RoundMember[], minSessions: nu
     return half > cfg.target_ci && spent(m.sessions()) < cfg.budget_s && m.secondsLeft() > 0;
   };
   for (let round = 0; ; round++) {
-    const alive = members.flatMap((m, i) => (m.alive() ? [i] : []));
-    if (!alive.some((i) => wants(members[i]!))) break;
+    const active = members.flatMap((m, i) => (m.alive() && wants(m) ? [i] : []));
+    if (active.length === 0) break;
     onRound?.(round);
-    const order = shuffled(alive, random);
+    const order = shuffled(active, random);
     orders.push(order);
     for (const i of order) await members[i]!.session();
   }
