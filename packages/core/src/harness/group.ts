@@ -31,23 +31,25 @@ export function groupKey(cell: Cell, scenario: string): string {
   return `${cell.model.name}\0${cell.batchSize}\0${scenario}`;
 }
 
-async function levelShifts(ctx: SweepContext, profiles: Profile[]): Promise<Map<Profile, { shifts: Rounds['level_shifts']; note: string | null }>> {
-  const out = new Map<Profile, { shifts: Rounds['level_shifts']; note: string | null }>();
-  const series = profiles.flatMap((p, i) => {
-    const values = p.sessions.map((s) => s.throughput_sps);
-    if (values.length < 2 * MIN_SEGMENT) {
-      out.set(p, { shifts: [], note: `${values.length} sessions: a level needs ${MIN_SEGMENT} at least, so no shift can be told from noise` });
-      return [];
-    }
+type Shifts = { shifts: Rounds['level_shifts']; note: string | null };
+
+/**
+ * Level shifts within each contender's session throughputs, one Python process for the bank (python/changepoints:
+ * ruptures' PELT, as History uses). Started as soon as the rounds end, so it runs beside the accuracy passes.
+ */
+async function levelShifts(ctx: SweepContext, series: readonly number[][]): Promise<Shifts[]> {
+  const out: Shifts[] = series.map((values) => ({ shifts: [], note: `${values.length} sessions: a level needs ${MIN_SEGMENT} at least, so no shift can be told from noise` }));
+  const asked = series.flatMap((values, i) => {
+    if (values.length < 2 * MIN_SEGMENT) return [];
+    const mean = values.reduce((a, v) => a + v, 0) / values.length;
     // Floor of the noise: 1% of the mean, so a shift under 1% is never reported as one.
-    return [{ id: String(i), values, floor: 0.01 * (p.throughput?.mean ?? 0) }];
+    return [{ id: String(i), values, floor: 0.01 * mean }];
   });
-  if (series.length === 0) return out;
+  if (asked.length === 0) return out;
   try {
-    const found = await (ctx.detectShifts ?? detectBreaks)(series);
+    const found = await (ctx.detectShifts ?? detectBreaks)(asked);
     for (const s of found.series) {
-      const p = profiles[Number(s.id)]!;
-      const values = p.sessions.map((x) => x.throughput_sps);
+      const values = series[Number(s.id)]!;
       const bounds = [0, ...s.breaks, values.length];
       const mean = (a: number, b: number): number => values.slice(a, b).reduce((x, v) => x + v, 0) / (b - a);
       const shifts = s.breaks.map((b, k) => {
@@ -55,10 +57,10 @@ async function levelShifts(ctx: SweepContext, profiles: Profile[]): Promise<Map<
         const after = mean(b, bounds[k + 2]!);
         return { session: b, before, after, ratio: after / before };
       });
-      out.set(p, { shifts, note: `${found.library} ${found.method}, penalty ${s.penalty.toPrecision(3)}` });
+      out[Number(s.id)] = { shifts, note: `${found.library} ${found.method}, penalty ${s.penalty.toPrecision(3)}` };
     }
   } catch (e) {
-    for (const p of profiles) if (!out.has(p)) out.set(p, { shifts: null, note: `level shifts not detected: ${(e as Error).message.split('\n')[0]}` });
+    for (const a of asked) out[Number(a.id)] = { shifts: null, note: `level shifts not detected: ${(e as Error).message.split('\n')[0]}` };
   }
   return out;
 }
@@ -113,18 +115,19 @@ export async function runGroup(ctx: SweepContext, cells: readonly Cell[], hooks:
       };
     });
     const outcome = await runRounds(members, exp.sessions, cfg, seed, (r) => ctx.onProgress?.({ kind: 'phase', phase: `round ${r + 1} of ${members.length} contender${members.length > 1 ? 's' : ''}` }));
+    const detecting = levelShifts(ctx, streams.map((c) => (c.done ? [] : c.perf!.stream!.sessions.map((x) => x.throughput_sps))));
     for (const c of bank) {
       hooks.onContender?.(c.cell, 'finish');
       await guard(c, () => finishContender(ctx, c));
     }
     const measured = streams.map((c) => c.profile);
-    const shifts = await levelShifts(ctx, measured.filter((p) => p.status === 'ok'));
+    const shifts = await detecting;
     const contenders = streams.map((c) => c.cell.key);
     streams.forEach((c, i) => {
       const p = c.profile;
       if (p.status !== 'ok') return;
       const pairs = pairsOf(p, measured);
-      const shift = shifts.get(p);
+      const shift = shifts[i];
       p.rounds = {
         contenders,
         formed: formedText(cfg.interleave ? bank : [c], bankIndex, more, cfg.interleave),
