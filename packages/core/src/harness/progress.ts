@@ -53,8 +53,10 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr): Pro
       draw();
     },
     session(index, of) {
-      cell.session = ` session ${index + 1}/${of}`;
-      if (!tty) stream.write(`  session ${index + 1}/${of}\n`);
+      // Past the config's count the rounds go on until the interval is met or the budget spent: no fixed total.
+      const n = index < of ? `${index + 1}/${of}` : `${index + 1}`;
+      cell.session = ` session ${n}`;
+      if (!tty) stream.write(`  session ${n}\n`);
       draw();
     },
     cellEnd(profile) {
