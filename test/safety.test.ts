@@ -113,6 +113,8 @@ describe('pbh query reads the database and nothing else', () => {
     ['read_text of /etc/passwd', () => `SELECT * FROM read_text('/etc/passwd')`, /reaches outside/],
     ['a URL', () => `SELECT * FROM read_parquet('https://example.com/x.parquet')`, /reaches outside/],
     ['two SELECTs, whose first result would vanish', () => 'SELECT 1 AS a; SELECT 2 AS b', /holds 2 statements; pbh query prints one result/],
+    ['an expression deeper than DuckDB allows, without advice pbh would refuse', () => `SELECT ${'abs('.repeat(1100)}1${')'.repeat(1100)}`, /cannot change settings \(SET is refused\): make the expression shallower/],
+    ['PIVOT without IN, which the reading-only check cannot vet', () => 'PIVOT profiles ON engine_name USING count(*)', /PIVOT without IN \(\.\.\.\) cannot be checked .*IN \('onnxruntime', 'openvino'\)/],
   ];
 
   for (const [name, sql, message] of refusals) {
@@ -130,8 +132,8 @@ describe('pbh query reads the database and nothing else', () => {
     });
   }
 
-  it('runs SELECT and its forms: WITH, FROM, DESCRIBE, SHOW, SUMMARIZE', async () => {
-    for (const sql of ['WITH x AS (SELECT 1 AS one) SELECT * FROM x', 'FROM runs SELECT name', 'DESCRIBE profiles', 'SHOW TABLES', 'SUMMARIZE runs']) {
+  it('runs SELECT and its forms: WITH, FROM, DESCRIBE, SHOW, SUMMARIZE, PIVOT with IN', async () => {
+    for (const sql of ['WITH x AS (SELECT 1 AS one) SELECT * FROM x', 'FROM runs SELECT name', 'DESCRIBE profiles', 'SHOW TABLES', 'SUMMARIZE runs', "PIVOT profiles ON engine_name IN ('onnxruntime', 'openvino') USING count(*) GROUP BY model_name"]) {
       const r = await pbh(['query', sql, '--db', db]);
       expect(r.code, `${sql}: ${r.stderr}`).toBe(0);
     }

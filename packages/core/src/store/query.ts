@@ -43,6 +43,13 @@ async function assertReadingStatements(connection: DuckDBConnection, file: strin
     }
     return;
   }
+  if (parsed.error_type === 'not implemented' && /^\s*(UN)?PIVOT\b/i.test(sql)) {
+    // DuckDB's serializer (PBH's check that SQL only reads) takes a PIVOT whose columns are listed, not one it must discover.
+    throw new QueryError(
+      `PIVOT without IN (...) cannot be checked as reading-only, so ${file} is not queried: list the values to pivot on, e.g. ` +
+        `PIVOT profiles ON engine_name IN ('onnxruntime', 'openvino') USING count(*) GROUP BY model_name, or count with FILTER in a SELECT.`,
+    );
+  }
   if (parsed.error_type === 'not implemented') {
     throw new QueryError(
       `Refused: ${READING_ONLY}; this SQL has another kind (COPY, EXPORT, INSERT, UPDATE, DELETE, CREATE, ATTACH, INSTALL, LOAD, SET, ` +
@@ -51,7 +58,7 @@ async function assertReadingStatements(connection: DuckDBConnection, file: strin
         `for a table's columns, DESCRIBE profiles.`,
     );
   }
-  throw new QueryError(`Query failed on ${file}: ${parsed.error_type} error: ${parsed.error_message}. The store has ${STORE_RELATIONS}.`);
+  throw new QueryError(`Query failed on ${file}: ${parsed.error_type} error: ${parsed.error_message}.${settingHint(parsed.error_message)} The store has ${STORE_RELATIONS}.`);
 }
 
 /**
@@ -123,7 +130,13 @@ export async function runSandboxedQuery(store: ProfileStore, sql: string): Promi
 }
 
 function queryFailed(store: ProfileStore, error: unknown): QueryError {
-  return new QueryError(`Query failed on ${store.file}: ${messageOf(error)}. The store has ${STORE_RELATIONS}.`, { cause: error });
+  const message = messageOf(error);
+  return new QueryError(`Query failed on ${store.file}: ${message}.${settingHint(message)} The store has ${STORE_RELATIONS}.`, { cause: error });
+}
+
+/** DuckDB suggests raising max_expression_depth; pbh query locks settings, so the way out is a shallower expression. */
+function settingHint(message: string): string {
+  return /max_expression_depth/.test(message) ? ' pbh query cannot change settings (SET is refused): make the expression shallower (a WITH clause, IN (...) instead of nested calls or chained ORs).' : '';
 }
 
 function resultOf(reader: DuckDBResultReader): QueryResult {
