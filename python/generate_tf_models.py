@@ -12,6 +12,7 @@ suite's split, python/suite/datasets.py), in NHWC as TensorFlow models take imag
   models/two_heads.keras, models/two_heads.tflite
                                    two inputs (`pixels` [N,8,8,1], `extra` [N,4]) and two outputs (`logits` [N,10],
                                    `embedding` [N,16]), named, for engines that bind several tensors by name
+  models/gelu_mlp.tflite           an untrained MLP whose GELU the LiteRT converter keeps as one op (tf2onnx has none)
   data/digits_nhwc_x.npy           the test split's images [n,8,8,1] = pixel/16; data/digits_y.npy its labels
   data/extra_x.npy                 seeded standard normals [n,4] for two_heads' `extra`
 Its own stamp (sha256 of this script) makes a current build a no-op; runs serialise on <out>.lock and build in a
@@ -110,6 +111,12 @@ def build(out: str, t0: float) -> None:
     heads.save(os.path.join(out, "models", "two_heads.keras"))
     tflite(heads, os.path.join(out, "models", "two_heads.tflite"))
     log(t0, "two_heads: .keras and .tflite written")
+
+    # GELU: the LiteRT converter writes it as one GELU op, which tf2onnx 1.17.0 has no converter for.
+    hidden = keras.layers.Dense(32, activation="gelu", name="gelu_dense")(keras.layers.Flatten(name="flat")(pixels))
+    gelu = keras.Model(pixels, keras.layers.Dense(10, name="logits")(hidden), name="gelu_mlp")
+    tflite(gelu, os.path.join(out, "models", "gelu_mlp.tflite"))
+    log(t0, "gelu_mlp: .tflite written (untrained)")
 
 
 def main(argv: list[str]) -> int:

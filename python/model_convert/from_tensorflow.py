@@ -27,7 +27,7 @@ VERSION = 2
 SIGNATURE = "serving_default"
 
 
-class Unconvertible(Exception):
+class Unconvertible(BadInput):
     """tf2onnx cannot convert this model; the message names the op."""
 
 
@@ -258,7 +258,7 @@ def export(path: str, target: str) -> dict:
             interpreter = Interpreter(model_path=readable, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
         missing = unconvertible_ops(interpreter)
         if missing:
-            raise Unconvertible(f"tf2onnx {version('tf2onnx')} has no converter for op {', '.join(missing)} of this .tflite: run it on the litert engine, or convert it without that op")
+            raise Unconvertible(f"tf2onnx {version('tf2onnx')} has no converter for op {', '.join(missing)} of this .tflite, and every engine (LiteRT too) is given the model's ONNX export: convert the model to .tflite without that op")
         try:
             model, _ = tf2onnx.convert.from_tflite(readable, opset=OPSET)
         finally:

