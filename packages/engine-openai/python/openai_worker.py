@@ -8,6 +8,7 @@ byte) and each chunk that carries text. Output tokens are counted with the model
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from contextlib import asynccontextmanager
@@ -96,6 +97,11 @@ class OpenAiEndpoint(Engine):
         timeout = httpx.Timeout(float(self.options.get("timeout_s") or 600))
         chat = self.options.get("endpoint") == "chat"
         async with httpx.AsyncClient(limits=limits, timeout=timeout, headers=self.headers) as client:
+            if self.options.get("warm_pool", True):
+                # One connection per slot, opened before the schedule starts (as a long-running client holds them),
+                # by a request any server answers cheaply and keeps the connection after (a 404 on the API root).
+                base = self.url.rsplit("/", 2 if self.options.get("endpoint") == "chat" else 1)[0]
+                await asyncio.gather(*(client.get(base) for _ in range(concurrency)))
 
             async def send(text: str, ids: list[int], max_new_tokens: int, exchange: Exchange) -> None:
                 async def trace(event: str, info: dict[str, Any]) -> None:

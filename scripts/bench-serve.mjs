@@ -1,0 +1,163 @@
+#!/usr/bin/env node
+// npm run bench:serve — the openai engine's client against servers it starts on loopback:
+//  1. its own floor on scripts/openai_echo_server.py (chunks at once): TTFT p99 with STREAMS requests in flight
+//     together (target < 1 ms at 64), and the worst issue lateness at RATE_FLOOR req/s (target < 1 ms at 200);
+//  2. PBH beside a bare asyncio/httpx loop (scripts/serve_bare_loop.py) on one `transformers serve` process of the
+//     Llama folder, at RATE req/s, CONCURRENCY in flight: TTFT and TPOT p50 (target: within 5%).
+// Every figure is the median over ROUNDS (rounds alternate which client goes first), in ms. Needs `npm run build`,
+// the venv with the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm) and npm run generate:llms.
+// Knobs: ROUNDS (3), STREAMS (64), RATE_FLOOR (200), FLOOR_REQUESTS (1000), RATE (2), CONCURRENCY (4), PROMPTS (16),
+// MAX_NEW (16), MODEL (llama_gqa).
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { poissonArrivalsNs } from '../packages/core/dist/harness/scenarios/schedule.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const python = path.join(root, '.venv', 'bin', 'python');
+const pbh = path.join(root, 'packages', 'core', 'dist', 'cli', 'main.js');
+const llms = path.join(root, '.cache', 'llms');
+const num = (name, fallback) => Number(process.env[name] ?? fallback);
+const ROUNDS = num('ROUNDS', 3);
+const STREAMS = num('STREAMS', 64);
+const RATE_FLOOR = num('RATE_FLOOR', 200);
+const FLOOR_REQUESTS = num('FLOOR_REQUESTS', 1000);
+const RATE = num('RATE', 2);
+const CONCURRENCY = num('CONCURRENCY', 4);
+const PROMPTS = num('PROMPTS', 16);
+const MAX_NEW = num('MAX_NEW', 16);
+const MODEL = process.env.MODEL ?? 'llama_gqa';
+const TOLERANCE_SHARE = 0.05;
+
+const work = mkdtempSync(path.join(os.tmpdir(), 'pbh-bench-serve-'));
+const median = (xs) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
+const env = { ...process.env, USE_TF: '0' };
+const folder = path.join(llms, MODEL, 'hf');
+const texts = readFileSync(path.join(llms, 'data', 'prompts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).prompt);
+const children = [];
+
+function promptsFile(name, n) {
+  const file = path.join(work, `${name}.jsonl`);
+  writeFileSync(file, Array.from({ length: n }, (_, i) => JSON.stringify({ prompt: texts[i % texts.length] })).join('\n') + '\n');
+  return file;
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a server and resolves when its output matches `ready`. */
+function start(command, args, ready) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let said = '';
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start: ${said.slice(-1000)}`)), 300_000);
+    const on = (chunk) => {
+      said += chunk.toString();
+      if (ready.test(said)) {
+        clearTimeout(timer);
+        resolve(said);
+      }
+    };
+    child.stdout.on('data', on);
+    child.stderr.on('data', on);
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${said.slice(-1000)}`)));
+  });
+}
+
+/** One PBH run of the openai engine; the stored Profile's figures. */
+function pbhRun(name, prompts, options, scenario, concurrency, maxNew) {
+  const config = path.join(work, `${name}.json`);
+  const db = path.join(work, `${name}.duckdb`);
+  writeFileSync(
+    config,
+    JSON.stringify({
+      name: 'bench-serve',
+      plugins: [path.join(root, 'packages', 'engine-openai')],
+      dataset: { kind: 'text', prompts },
+      models: [{ name: MODEL, path: folder }],
+      generate: { max_new_tokens: maxNew, max_concurrency: concurrency, gate_prompts: 0, perplexity: false },
+      engines: [{ name: 'openai', options: { late_ms: 1000, ...options }, scenario }],
+      batch_sizes: [1],
+      warmup_batches: 1,
+      sessions: 1,
+    }),
+  );
+  execFileSync('node', [pbh, 'run', config, '--db', db], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  const sql = "SELECT g.ttft_p50_ms, g.ttft_p99_ms, g.tpot_p50_ms, json_extract(p.profile_json, '$.scenario.issue_delay.max')::DOUBLE / 1e6 AS late_max_ms, p.status FROM generation g JOIN profiles p USING (profile_id)";
+  const [row] = JSON.parse(execFileSync('node', [pbh, 'query', '--db', db, '--format', 'json', sql], { env }).toString());
+  if (!row) throw new Error(`${name}: no generate Profile stored (see the run above)`);
+  return row;
+}
+
+function bare(base, model, prompts) {
+  const file = path.join(work, 'bare-prompts.json');
+  writeFileSync(file, JSON.stringify(prompts));
+  // PBH's session 0 arrivals (seed 0): both clients send the same requests at the same offsets.
+  const arrivals = path.join(work, 'bare-arrivals.json');
+  writeFileSync(arrivals, JSON.stringify(poissonArrivalsNs(prompts.length, RATE, 0).slice(0, prompts.length).map(Math.round)));
+  const out = execFileSync(python, [path.join(root, 'scripts', 'serve_bare_loop.py'), base, model, 'chat', file, String(MAX_NEW), arrivals, String(CONCURRENCY), path.join(folder, 'tokenizer.json')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const { ttft_ms: ttft, tpot_ms: tpot } = JSON.parse(out.toString().trim().split('\n').at(-1));
+  return { ttft: median(ttft), tpot: median(tpot) };
+}
+
+if (!existsSync(path.join(llms, 'llms.json'))) throw new Error(`no generated LLMs in ${llms}: run npm run generate:llms first`);
+try {
+  // 1. The client's floor on the echo server.
+  const said = await start(python, [path.join(root, 'scripts', 'openai_echo_server.py'), '--port', '0'], /listening on (\S+)\n/);
+  const echo = /listening on (\S+)\n/.exec(said)[1];
+  const streams = promptsFile('streams', STREAMS);
+  const paced = promptsFile('paced', FLOOR_REQUESTS);
+  const floor = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    // Every request arrives at once (a rate far above the stream count): STREAMS in flight together, none queued.
+    const burst = pbhRun(`floor-streams-${r}`, streams, { base_url: echo }, { kind: 'server', target_qps: 1e7 }, STREAMS, MAX_NEW);
+    const pacedRow = pbhRun(`floor-paced-${r}`, paced, { base_url: echo }, { kind: 'server', target_qps: RATE_FLOOR }, STREAMS, MAX_NEW);
+    floor.push({ ttft99: burst.ttft_p99_ms, late: pacedRow.late_max_ms });
+  }
+  // 2. PBH beside the bare loop on one transformers serve process (a copy of the folder with a plain chat template).
+  const served = path.join(work, MODEL);
+  cpSync(folder, served, { recursive: true });
+  const tc = path.join(served, 'tokenizer_config.json');
+  writeFileSync(tc, JSON.stringify({ ...JSON.parse(readFileSync(tc, 'utf8')), chat_template: "{% for m in messages %}{{ m['content'] }}{% endfor %}" }));
+  const port = await freePort();
+  await start(path.join(root, '.venv', 'bin', 'transformers'), ['serve', '--device', 'cpu', '--host', '127.0.0.1', '--port', String(port), '--force_model', served], /Application startup complete|Uvicorn running/);
+  const base = `http://127.0.0.1:${port}/v1`;
+  const hfPrompts = promptsFile('hf', PROMPTS);
+  const pbhFigures = [];
+  const bareFigures = [];
+  const runPbh = (r) => {
+    const row = pbhRun(`hf-${r}`, hfPrompts, { base_url: base, model: served, endpoint: 'chat' }, { kind: 'server', target_qps: RATE }, CONCURRENCY, MAX_NEW);
+    pbhFigures.push({ ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms });
+  };
+  for (let r = 0; r < ROUNDS; r++) {
+    if (r % 2 === 0) runPbh(r);
+    bareFigures.push(bare(base, served, Array.from({ length: PROMPTS }, (_, i) => texts[i % texts.length])));
+    if (r % 2 === 1) runPbh(r);
+  }
+  const m = (xs, k) => median(xs.map((x) => x[k]));
+  const fmt = (x) => x.toFixed(3);
+  console.log(`client floor on the echo server (${MAX_NEW} chunks a request, ${ROUNDS} rounds, medians; ms)`);
+  console.log(['figure', 'measured', 'target'].join('\t'));
+  console.log([`TTFT p99, ${STREAMS} streams at once`, fmt(m(floor, 'ttft99')), '< 1'].join('\t'));
+  console.log([`max issue lateness, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s`, fmt(m(floor, 'late')), '< 1'].join('\t'));
+  const ttft = [m(pbhFigures, 'ttft'), m(bareFigures, 'ttft')];
+  const tpot = [m(pbhFigures, 'tpot'), m(bareFigures, 'tpot')];
+  console.log(`\ntransformers serve (${MODEL}, chat, CPU): ${PROMPTS} prompts at ${RATE} req/s, ${CONCURRENCY} in flight, ${MAX_NEW} new tokens; p50s, ms`);
+  console.log(['figure', 'pbh', 'bare', 'ratio', 'within'].join('\t'));
+  for (const [name, [p, b]] of [['TTFT p50', ttft], ['TPOT p50', tpot]]) {
+    console.log([name, fmt(p), fmt(b), fmt(p / b), Math.abs(p / b - 1) <= TOLERANCE_SHARE ? 'yes' : 'no'].join('\t'));
+  }
+  console.log(`ratio = PBH / bare (target within ${TOLERANCE_SHARE * 100}%)`);
+} finally {
+  for (const c of children) c.kill();
+}
