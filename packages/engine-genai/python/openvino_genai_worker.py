@@ -77,7 +77,7 @@ class OpenVinoGenAI(Engine):
         self.pipe: Any = None
 
     def about(self) -> About:
-        return About(version=ov_genai.__version__, details={"openvino": ov.get_version()})
+        return About(version=ov_genai.__version__, devices=[d.lower() for d in ov.Core().available_devices], details={"openvino": ov.get_version()})
 
     def _folder(self, model: Model) -> tuple[str, dict[str, Any]]:
         if os.path.isdir(model.path) and os.path.isfile(os.path.join(model.path, IR)):
