@@ -116,7 +116,13 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     const bare = path.join(dir, 'bare');
     await mkdir(bare);
     await copyFile(path.join(LLMS, 'qwen2', 'onnx', 'model.onnx'), path.join(bare, 'model.onnx'));
-    const models = [{ name: 'qwen2_optimum', path: path.join(LLMS, 'qwen2', 'onnx', 'model.onnx') }, { name: 'qwen2_no_tokenizer', path: path.join(bare, 'model.onnx') }];
+    const models = [
+      { name: 'qwen2_optimum', path: path.join(LLMS, 'qwen2', 'onnx', 'model.onnx') },
+      { name: 'qwen2_no_tokenizer', path: path.join(bare, 'model.onnx') },
+      // The runtimes' own folders are made by PBH from the Hugging Face folder; named directly, each says so.
+      { name: 'qwen2_ir', path: path.join(LLMS, 'qwen2', 'openvino') },
+      { name: 'qwen2_genai', path: path.join(LLMS, 'qwen2', 'genai') },
+    ];
     const config = await writeConfig(dir, 'onnx.yaml', llmConfig('llm-onnx', models, [{ name: 'onnxruntime' }, { name: 'openvino' }, { name: 'transformers' }]));
     const r = await pbh(['run', config, '--db', db]);
     expect(r.code).toBe(1);
@@ -125,6 +131,8 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     expect(JSON.parse(by.get('qwen2_optimum/openvino')!.generation!).gate).toMatchObject({ passed: true });
     expect(by.get('qwen2_optimum/transformers')).toMatchObject({ status: 'failed' });
     expect(by.get('qwen2_optimum/transformers')!.error).toMatch(/not a Hugging Face folder .*Name that folder in models\[\]\.path/);
+    expect(by.get('qwen2_ir/onnxruntime')!.error).toMatch(/an OpenVINO IR folder .*Name the Hugging Face folder it was exported from/);
+    expect(by.get('qwen2_genai/onnxruntime')!.error).toMatch(/an ONNX Runtime GenAI folder; .*Name the Hugging Face folder it was built from/);
     for (const engine of ['onnxruntime', 'openvino']) {
       expect(by.get(`qwen2_no_tokenizer/${engine}`)!.error).toMatch(/has no tokenizer\.json in its folder or beside its file .*tokenizer\.json, tokenizer_config\.json/);
     }
