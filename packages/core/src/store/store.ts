@@ -15,7 +15,6 @@ import {
   messageOf,
 } from './errors.js';
 import { checkSchemaReadable, currentSchemaVersion, migrate } from './migrations.js';
-import { profileVerdicts } from '../publish/verdicts.js';
 import { modelRow, pairRatioRows, profileRow, sessionRow, systemRow } from './profile-rows.js';
 import { RunStartSchema, type RunStart } from './run-start.js';
 import { insertRow } from './sql-rows.js';
@@ -265,8 +264,6 @@ export class ProfileStore {
       );
     }
     const p = checked.data;
-    // A Profile made outside the harness (a test's, an older tool's) is judged by the same rules once, here.
-    if (p.verdicts === null && p.status === 'ok') p.verdicts = profileVerdicts(p);
     await this.inTransaction(`storing profile ${p.profile_id} (cell ${p.cell_key})`, async (connection) => {
       const run = await connection.runAndReadAll('SELECT 1 FROM runs WHERE run_id = $1', [p.run_id]);
       if (run.currentRowCount === 0) throw new Error(`its run ${p.run_id} is not recorded: call beginRun for that run first`);

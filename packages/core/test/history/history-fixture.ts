@@ -1,4 +1,5 @@
 import type { Profile } from '../../src/contracts/profile.js';
+import { profileVerdicts } from '../../src/publish/verdicts.js';
 import { openStore } from '../../src/store/index.js';
 import { makeProfile, runStart, statsOf, SYSTEM } from '../store/profile-fixture.js';
 import { synthetic } from './synthetic.js';
@@ -7,7 +8,7 @@ import { synthetic } from './synthetic.js';
 export function profileWith(id: string, runId: string, createdAt: string, sessions: number[] | null, gitSha: string, busy = false): Profile {
   const base = makeProfile({ profileId: id, runId, batchesPerSession: 2, sessions: sessions?.length ?? 5, status: sessions ? 'ok' : 'failed' });
   const measured = base.sessions.map((s, i) => ({ ...s, wall_ns: 5e8, throughput_sps: sessions![i]! }));
-  return {
+  const p: Profile = {
     ...base,
     created_at: createdAt,
     system: { ...SYSTEM, git_sha: gitSha },
@@ -15,6 +16,8 @@ export function profileWith(id: string, runId: string, createdAt: string, sessio
     throughput: sessions ? statsOf(sessions) : null,
     interference: sessions ? { other_cpu_share: busy ? 0.6 : 0.01, steal_share: 0, load_avg_1m: busy ? 3 : 0.1, busy, threshold: 0.25, sessions: [] } : null,
   };
+  // Judged as the harness judges a Profile it assembles.
+  return { ...p, verdicts: sessions ? profileVerdicts(p) : null };
 }
 
 export const runOf = (i: number): string => `run-${String(i).padStart(2, '0')}`;
