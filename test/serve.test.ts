@@ -89,7 +89,7 @@ describe('openai engine: OpenAI-compatible endpoints started on loopback', () =>
     for (const s of servers) s.kill();
   });
 
-  it('drives the echo server single stream, at a Poisson rate and closed loop; a client past its lateness limit makes the point INVALID', async () => {
+  it('drives the echo server single stream, at a Poisson rate, at a fixed concurrency and to its capacity; a client past its lateness limit makes the point INVALID', async () => {
     const dir = await tempDir('pbh-serve-');
     const db = path.join(dir, 'serve.duckdb');
     const base = { base_url: echo, late_ms: 1000 };
@@ -98,12 +98,14 @@ describe('openai engine: OpenAI-compatible endpoints started on loopback', () =>
       { name: 'openai', label: 'echo-poisson', options: { ...base, endpoint: 'chat' }, scenario: { kind: 'server', target_qps: 50 } },
       // A limit no client meets: every request goes some ns after its arrival.
       { name: 'openai', label: 'echo-strict', options: { ...base, late_ms: 1e-6 }, scenario: { kind: 'server', target_qps: 50 } },
+      // A concurrency sweep: one entry per value, all requests due at once.
+      { name: 'openai', label: 'echo-c2', options: base, scenario: { kind: 'server', target_qps: 1e6, max_concurrency: 2 } },
       { name: 'openai', label: 'echo-capacity', options: base, scenario: { kind: 'server', target_qps: 50, find_peak: true } },
     ]));
     const r = await pbh(['run', file, '--db', db], { timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);
     const by = new Map((await rows(db)).map((row) => [row.engine, row]));
-    for (const engine of ['echo-single', 'echo-poisson', 'echo-strict', 'echo-capacity']) {
+    for (const engine of ['echo-single', 'echo-poisson', 'echo-strict', 'echo-c2', 'echo-capacity']) {
       const row = by.get(engine)!;
       expect(row, engine).toMatchObject({ status: 'ok' });
       const g = JSON.parse(row.generation!);
@@ -134,6 +136,7 @@ describe('openai engine: OpenAI-compatible endpoints started on loopback', () =>
     const valid = points.filter((p) => p.validity === 'VALID').map((p) => p.target_qps);
     expect(found.rate_rps).toBe(valid.length ? Math.max(...valid) : null);
     for (const p of points) expect(p.reasons.length === 0).toBe(p.validity === 'VALID');
+    expect(JSON.parse(by.get('echo-c2')!.generation!)).toMatchObject({ scenario: 'server', concurrency: 2 });
     expect(JSON.parse(by.get('echo-poisson')!.generation!)).toMatchObject({ scenario: 'server', request_rate: 50, concurrency: 4 });
   }, 320_000);
 

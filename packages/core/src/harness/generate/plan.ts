@@ -51,6 +51,11 @@ export interface GeneratePlan {
   process: EngineProcess;
 }
 
+/** An engine entry's own max_concurrency (a concurrency sweep is one entry per value), if its scenario names one. */
+function entryConcurrency(scenario: Cell['engine']['scenario']): number | undefined {
+  return typeof scenario === 'object' && scenario !== null && 'max_concurrency' in scenario ? scenario.max_concurrency : undefined;
+}
+
 /** The plan phase of a generate cell: engine, model contract, dataset, prompts that fit the cache, scenario. */
 export async function planGenerate(ctx: SweepContext, cell: Cell, profile: Profile, deadline: Deadline): Promise<GeneratePlan> {
   const exp = ctx.loaded.experiment;
@@ -104,7 +109,7 @@ export async function planGenerate(ctx: SweepContext, cell: Cell, profile: Profi
     window,
     scenario: settings.kind,
     requestRate: settings.kind === 'server' ? settings.targetQps : null,
-    concurrency: settings.kind === 'server' ? cfg.max_concurrency : 1,
+    concurrency: settings.kind === 'server' ? (entryConcurrency(cell.engine.scenario) ?? cfg.max_concurrency) : 1,
     precision: resolvePrecision(engine, cell, facts),
   };
 }
