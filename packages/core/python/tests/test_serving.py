@@ -1,0 +1,64 @@
+"""The serve capability's loop (serving.py) on an in-process fake server: the schedule, the cap, lateness, failures."""
+
+import asyncio
+from contextlib import asynccontextmanager
+
+import pytest
+
+from pbh_worker import WorkerError, serving
+
+
+def _session(chunks=3, fail=None, peak=None):
+    """A server that streams `chunks` text chunks per request, yielding to the loop between them."""
+
+    @asynccontextmanager
+    async def session(concurrency):
+        flight = [0]
+
+        async def send(text, ids, max_new_tokens, exchange):
+            flight[0] += 1
+            if peak is not None:
+                peak.append(flight[0])
+            try:
+                exchange.first_byte()
+                if fail is not None and text == fail:
+                    raise ConnectionError("server closed the stream")
+                for _ in range(chunks):
+                    await asyncio.sleep(0)
+                    exchange.chunk(" tok")
+            finally:
+                flight[0] -= 1
+
+        yield send
+
+    return session
+
+
+def test_closed_loop_keeps_the_cap_and_times_every_chunk_after_its_arrival():
+    peak = []
+    texts = [f"p{i}" for i in range(7)]
+    served = serving.serve_schedule(_session(peak=peak), texts, [[1]] * 7, 3, None, 2)
+    assert max(peak) <= 2
+    assert len(served.exchanges) == 7 and len(served.late_ns) == 7
+    for e in served.exchanges:
+        assert e.texts == [" tok"] * 3
+        assert e.scheduled_ns <= e.issued_ns <= e.first_byte_ns <= e.chunk_ns[0] <= e.chunk_ns[-1]
+    assert all(ns >= 0 for ns in served.late_ns)
+
+
+def test_open_loop_schedules_from_the_arrivals_not_from_when_requests_were_sent():
+    arrivals = [0, 0, 1_000_000, 2_000_000]
+    served = serving.serve_schedule(_session(), ["a", "b", "c", "d"], [[1]] * 4, 3, arrivals, 1)
+    assert [e.scheduled_ns - served.start_ns for e in served.exchanges] == arrivals
+    # With one slot the second request waits for the first: queueing, in its latency, not lateness.
+    assert served.exchanges[1].issued_ns >= served.exchanges[0].chunk_ns[-1]
+
+
+def test_a_failed_request_fails_the_schedule_naming_it():
+    with pytest.raises(WorkerError, match=r"1 of 3 requests failed; first: request 1: ConnectionError"):
+        serving.serve_schedule(_session(fail="b"), ["a", "b", "c"], [[1]] * 3, 3, None, 3)
+
+
+def test_an_empty_completion_is_refused():
+    with pytest.raises(WorkerError, match="request 0: the server streamed no output text"):
+        serving.serve_schedule(_session(chunks=0), ["a"], [[1]], 3, None, 1)
