@@ -6,6 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { openStore, ratioInterval, runQuery, StoredProfileSchema, type StoredProfile } from '@pbh/core';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fmtNum } from '../src/lib/format.js';
 import { fmtRatio } from '../src/lib/lead.js';
 import { noiseOf } from '../src/lib/noise.js';
 import { BROWSER_ARGS, CHROMIUM, pbh, ROOT } from './cli.js';
@@ -205,6 +206,20 @@ describe('the leaderboard', () => {
   });
 });
 
+describe('the leaderboard\'s controls', () => {
+  it('keeps its filters in the page\'s address and sorts latency lowest first', async () => {
+    await page.goto(`${server.url}index.html?model=digits_cnn`);
+    expect(await page.locator('select[data-key="model"]').inputValue()).toBe('digits_cnn');
+    const models = await page.locator('table#lb tbody:not([hidden])').evaluateAll((bodies: HTMLElement[]) => [...new Set(bodies.map((b) => b.dataset.model))]);
+    expect(models).toEqual(['digits_cnn']);
+    await page.locator('select[data-key="batch"]').selectOption('1');
+    expect(new URL(page.url()).search).toBe('?model=digits_cnn&batch=1');
+    const p50 = page.locator('table#lb thead th').nth(5);
+    await p50.locator('button').click();
+    expect(await p50.getAttribute('aria-sort')).toBe('ascending');
+  });
+});
+
 describe('the home page answers first', () => {
   it('shows, on the first screen at 1400 x 900, each group\'s fastest entry, its figure and its lead with the interval from the sessions', async () => {
     await page.goto(`${server.url}index.html`);
@@ -231,7 +246,7 @@ describe('the home page answers first', () => {
       const members = [...groups.get(`${row.model}\u0000${row.batch}`)!].sort((a, b) => b.throughput!.mean - a.throughput!.mean);
       const [winner] = members;
       expect(row.winner).toBe(`profiles/${slugOf(winner!.profile_id)}.html`);
-      expect(Number(row.figure.replace(/,/g, ''))).toBe(Math.round(winner!.throughput!.mean));
+      expect(row.figure).toBe(fmtNum(winner!.throughput!.mean));
       const rival = members.find((p) => p.engine.name !== winner!.engine.name) ?? members[1];
       if (!rival) {
         expect(row.lead).toBe('the only engine in this group');
