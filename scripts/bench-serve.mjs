@@ -82,7 +82,6 @@ function pbhRun(name, prompts, options, scenario, concurrency, maxNew) {
     config,
     JSON.stringify({
       name: 'bench-serve',
-      plugins: [path.join(root, 'packages', 'engine-openai')],
       dataset: { kind: 'text', prompts },
       models: [{ name: MODEL, path: folder }],
       generate: { max_new_tokens: maxNew, max_concurrency: concurrency, gate_prompts: 0, perplexity: false },

@@ -9,7 +9,6 @@ import { LLMS, ROOT } from './suite.js';
 
 const MAX_NEW = 8;
 const PROMPTS = 8;
-const ENGINE = path.join(ROOT, 'packages', 'engine-openai');
 
 interface Row {
   engine: string;
@@ -50,7 +49,6 @@ function freePort(): Promise<number> {
 function config(name: string, engines: unknown[]): Record<string, unknown> {
   return {
     name,
-    plugins: [ENGINE],
     dataset: { kind: 'text', prompts: path.join(LLMS, 'data', 'prompts.jsonl'), held_out: path.join(LLMS, 'data', 'held_out.txt'), limit: PROMPTS },
     // The folder gives PBH the model's tokenizer (prompt lengths, output tokens) and its facts.
     models: [{ name: 'llama_gqa', path: path.join(LLMS, 'llama_gqa', 'hf') }],
