@@ -57,7 +57,7 @@ const quantile = (values, q) => {
   const s = Float64Array.from(values).sort();
   return s.length ? s[Math.min(s.length - 1, Math.floor(s.length * q))] : NaN;
 };
-const pct = (x) => `${(x * 100).toFixed(1)}%`;
+const pct = (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : 'n/a');
 const f3 = (x) => (Number.isFinite(x) ? x.toFixed(3) : 'n/a');
 
 // The demo's own first step: the bundled suite (a no-op when it is up to date).
