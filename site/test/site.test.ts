@@ -250,8 +250,15 @@ describe('pbh site build from a real pbh run', () => {
       pages.add(next);
       const response = await page.goto(next);
       expect(response?.status(), next).toBe(200);
+      // A chart's point is an SVG <a> (History opens each point's Profile): its href is an attribute to resolve.
       const links = await page.$$eval('a[href], link[href], script[src]', (elements) =>
-        elements.map((e) => (e instanceof HTMLScriptElement ? e.src : (e as HTMLAnchorElement | HTMLLinkElement).href)),
+        elements.map((e) =>
+          e instanceof HTMLScriptElement
+            ? e.src
+            : e instanceof SVGAElement
+              ? new URL(e.getAttribute('href') ?? '', document.baseURI).href
+              : (e as HTMLAnchorElement | HTMLLinkElement).href,
+        ),
       );
       for (const link of links) {
         const target = new URL(link);
