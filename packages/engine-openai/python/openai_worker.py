@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, AsyncIterator
 
 import httpx
@@ -93,15 +93,18 @@ class OpenAiEndpoint(Engine):
 
     @asynccontextmanager
     async def serve_session(self, concurrency: int) -> AsyncIterator[Send]:
-        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        # One client (one connection) per slot: httpcore's pool scans every connection for every request event, so
+        # one pool of 64 costs milliseconds a request; 64 pools of one cost what one request does.
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         timeout = httpx.Timeout(float(self.options.get("timeout_s") or 600))
         chat = self.options.get("endpoint") == "chat"
-        async with httpx.AsyncClient(limits=limits, timeout=timeout, headers=self.headers) as client:
+        async with AsyncExitStack() as stack:
+            free = [await stack.enter_async_context(httpx.AsyncClient(limits=limits, timeout=timeout, headers=self.headers)) for _ in range(concurrency)]
             if self.options.get("warm_pool", True):
-                # One connection per slot, opened before the schedule starts (as a long-running client holds them),
-                # by a request any server answers cheaply and keeps the connection after (a 404 on the API root).
-                base = self.url.rsplit("/", 2 if self.options.get("endpoint") == "chat" else 1)[0]
-                await asyncio.gather(*(client.get(base) for _ in range(concurrency)))
+                # Each connection opened before the schedule starts (as a long-running client holds them), by a
+                # request any server answers cheaply and keeps the connection after (a 404 on the API root).
+                base = self.url.rsplit("/", 2 if chat else 1)[0]
+                await asyncio.gather(*(client.get(base) for client in free))
 
             async def send(text: str, ids: list[int], max_new_tokens: int, exchange: Exchange) -> None:
                 async def trace(event: str, info: dict[str, Any]) -> None:
@@ -110,8 +113,14 @@ class OpenAiEndpoint(Engine):
                     elif event.endswith("receive_response_headers.complete"):
                         exchange.first_byte()
 
+                # The serving loop keeps at most `concurrency` requests in flight: a free client is always there.
+                client = free.pop()
                 request = client.build_request("POST", self.url, json=self._body(text, max_new_tokens), extensions={"trace": trace})
-                response = await client.send(request, stream=True)
+                try:
+                    response = await client.send(request, stream=True)
+                except BaseException:
+                    free.append(client)
+                    raise
                 try:
                     if response.status_code != 200:
                         said = (await response.aread()).decode(errors="replace")[:300]
@@ -134,6 +143,7 @@ class OpenAiEndpoint(Engine):
                                 exchange.chunk(piece)
                 finally:
                     await response.aclose()
+                    free.append(client)
 
             yield send
 
