@@ -2,7 +2,7 @@
 
     python scripts/serve_bare_loop.py BASE_URL MODEL ENDPOINT PROMPTS.json MAX_NEW ARRIVALS.json CONCURRENCY TOKENIZER
 
-What a careful user writes without PBH: each request waits for its arrival (ns after the start, the same Poisson
+What a careful user writes without PBH: one warmup request, then each request waits for its arrival (ns after the start, the same Poisson
 draws PBH makes) and a slot, streams, and times its chunks; output tokens are counted with the same tokenizer.json.
 Prints one JSON line: ttft_ms and tpot_ms per request.
 """
@@ -44,6 +44,11 @@ async def main(base: str, model: str, endpoint: str, prompts: list[str], max_new
             ttft.append((times[0] - arrival) * 1e3)
             tpot.append((times[-1] - times[0]) / (n - 1) * 1e3 if n > 1 else 0.0)
 
+        # One untimed request first (PBH's warmup_batches: 1), and every connection opened before the schedule.
+        await one(prompts[0], time.perf_counter())
+        await asyncio.gather(*(client.get(base) for _ in range(concurrency)))
+        ttft.clear()
+        tpot.clear()
         start = time.perf_counter()
         tasks = []
         for text, a in zip(prompts, arrivals):
