@@ -131,6 +131,8 @@ export function makeProfile(shape: ProfileShape): Profile {
     run_id: shape.runId,
     cell_key: `${model}|${engine}|${device}|b${batchSize}`,
     cell_fingerprint: null,
+    verdicts: null,
+    rounds: null,
     created_at: '2026-03-01T10:05:00.123Z',
     status,
     error: measured ? null : `${engine} failed to load ${model}`,
