@@ -129,8 +129,9 @@ class OpenAiEndpoint(Engine):
                         if not line.startswith("data:"):
                             continue
                         data = line[5:].strip()
+                        # Read on to the end of the body after [DONE]: a response left unread closes its connection.
                         if data == "[DONE]":
-                            break
+                            continue
                         chunk = json.loads(data)
                         if "error" in chunk:
                             raise WorkerError("runtime_error", f"{self.url} streamed an error: {str(chunk['error'])[:300]}")
