@@ -138,9 +138,12 @@ try {
     const row = pbhRun(`hf-${r}`, hfPrompts, { base_url: base, model: served, endpoint: 'chat' }, { kind: 'server', target_qps: RATE }, CONCURRENCY, MAX_NEW);
     pbhFigures.push({ ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms });
   };
+  const hfTexts = Array.from({ length: PROMPTS }, (_, i) => texts[i % texts.length]);
+  // The server loads the model at its first request and warms over the next few: one discarded pass first.
+  bare(base, served, hfTexts);
   for (let r = 0; r < ROUNDS; r++) {
     if (r % 2 === 0) runPbh(r);
-    bareFigures.push(bare(base, served, Array.from({ length: PROMPTS }, (_, i) => texts[i % texts.length])));
+    bareFigures.push(bare(base, served, hfTexts));
     if (r % 2 === 1) runPbh(r);
   }
   const m = (xs, k) => median(xs.map((x) => x[k]));
