@@ -40,6 +40,17 @@ describe('the lead of a group\'s fastest entry', () => {
     expect(leadText(leadOf(entry('d', 'x', 'x', 'fp32', [2000]), slow)!, 'openvino')).toContain('no interval');
   });
 
+  it('takes the paired rounds\' ratio where the two ran in the same interleaved rounds', () => {
+    const slow = entry('b', 'openvino', 'openvino', 'fp32', [1000, 1005, 995]);
+    const pair = { other_profile_id: 'b', other_cell_key: 'k', other_engine: 'openvino', other_precision: 'fp32', ratio: 1.04, ci95_low: 0.99, ci95_high: 1.09, rounds: 7, verdict: 'tied' };
+    const fast = entry('a', 'onnxruntime', 'onnxruntime', 'fp32', [1500, 1510, 1490]);
+    const paired = { ...fast, profile: { ...fast.profile, rounds: { pairs: [pair] } } } as unknown as ProfileEntry;
+    const lead = leadOf(paired, slow)!;
+    // The sessions alone would call it 1.5x faster; the rounds, where a shift of the machine hit both alike, say tied.
+    expect(lead).toMatchObject({ ratio: 1.04, tied: true, pairedRounds: 7 });
+    expect(leadText(lead, 'openvino')).toBe('tied on this machine with openvino: 1.04× [0.99, 1.09]');
+  });
+
   it('compares a precision with fp32 on the same engine only, never with another engine\'s fp32', () => {
     const rows = [
       entry('ort', 'onnxruntime', 'onnxruntime', 'fp32', [1500, 1510, 1490]),

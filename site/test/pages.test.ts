@@ -252,8 +252,10 @@ describe('the home page answers first', () => {
         expect(row.lead).toBe('the only engine in this group');
         continue;
       }
-      // The ratio and its 95% interval from the two Profiles' per-session throughputs (core's ratioInterval).
-      const interval = ratioInterval(rival.sessions.map((x) => x.throughput_sps), winner!.sessions.map((x) => x.throughput_sps))!;
+      // The paired rounds' ratio where the two ran in the same rounds, else the ratio and its 95% interval from the
+      // two Profiles' per-session throughputs (core's ratioInterval).
+      const pair = winner!.rounds?.pairs.find((x) => x.other_profile_id === rival.profile_id);
+      const interval = pair ? { ratio: pair.ratio, low: pair.ci95_low, high: pair.ci95_high } : ratioInterval(rival.sessions.map((x) => x.throughput_sps), winner!.sessions.map((x) => x.throughput_sps))!;
       const text = `${fmtRatio(interval.ratio)}× [${fmtRatio(interval.low)}, ${fmtRatio(interval.high)}]`;
       const rivalName = rival.engine.label ?? rival.engine.name;
       if (interval.low <= 1 && interval.high >= 1) expect(row.lead).toMatch(new RegExp(`^tied on this machine with ${rivalName}.*: ${text.replace(/[[\].]/g, '\\$&')}$`));

@@ -1,25 +1,30 @@
-import { ratioInterval, type RatioInterval } from '@pbh/core';
+import { ratioInterval } from '@pbh/core';
 import type { ProfileEntry } from './data.js';
 import { fmtNum } from './format.js';
 import { isRanked, leaderboardOrder, rowGroups } from './leaderboard.js';
 
 /**
- * How much faster one Profile is than another: the ratio of their mean throughputs with its 95% interval from each
- * Profile's per-session throughputs (core's ratioInterval: the delta method on the log of the ratio, Welch–Satterthwaite
- * degrees of freedom), and whether that interval holds 1, i.e. this machine cannot tell them apart. Null `interval`
- * where a side has fewer than two sessions.
+ * How much faster one Profile is than another, and whether this machine can tell them apart (the 95% interval holds
+ * 1). Where the two ran in the same interleaved rounds, the harness's paired ratio (the geometric mean of the
+ * per-round ratios, its interval from their spread: a change of the machine hits both alike); else the ratio of the
+ * mean throughputs with its interval from each Profile's sessions (core's ratioInterval: the delta method on the log,
+ * Welch–Satterthwaite degrees of freedom). Null `interval` where a side has fewer than two sessions.
  */
 export interface Lead {
   ratio: number;
-  interval: RatioInterval | null;
+  interval: { low: number; high: number } | null;
   tied: boolean;
+  /** Rounds the paired ratio was taken over; null: from the two Profiles' sessions. */
+  pairedRounds: number | null;
 }
 
 export function leadOf(faster: ProfileEntry, slower: ProfileEntry): Lead | null {
   if (faster.throughput_mean === null || slower.throughput_mean === null || !(slower.throughput_mean > 0)) return null;
+  const pair = faster.profile.rounds?.pairs.find((p) => p.other_profile_id === slower.profile_id);
+  if (pair) return { ratio: pair.ratio, interval: { low: pair.ci95_low, high: pair.ci95_high }, tied: pair.verdict === 'tied', pairedRounds: pair.rounds };
   const interval = ratioInterval(slower.session_throughputs, faster.session_throughputs);
   const ratio = interval?.ratio ?? faster.throughput_mean / slower.throughput_mean;
-  return { ratio, interval, tied: interval !== null && interval.low <= 1 && interval.high >= 1 };
+  return { ratio, interval, tied: interval !== null && interval.low <= 1 && interval.high >= 1, pairedRounds: null };
 }
 
 /** 1.48 with two decimals below 10 (where a reader compares them), three figures above. */
