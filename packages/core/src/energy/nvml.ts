@@ -97,6 +97,9 @@ class Sidecar {
       this.exited = true;
       for (const waiter of this.queue.splice(0)) waiter(null);
     });
+    // A sidecar that closed its end before its exit was seen makes a write fail with EPIPE, emitted as an event: the
+    // reads already report a gone sidecar, and an unhandled one would end pbh with every Profile of the run.
+    child.stdin.on('error', () => undefined);
     // An idle sidecar must not keep pbh alive; its stdin closes when pbh exits, and it exits on end of input.
     this.idle();
   }

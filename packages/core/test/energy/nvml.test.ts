@@ -1,3 +1,5 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -77,3 +79,18 @@ describe('NVML through nvidia-ml-py (a test double of pynvml) in the venv', () =
     expect(result.unavailable).toMatch(/nvmlInit failed|sees no GPU/);
   }, 30_000);
 });
+
+describe('a sidecar that has gone before pbh writes to it', () => {
+  it('is unavailable, and the write that meets its closed input ends nothing (EPIPE is handled)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pbh-nvml-gone-'));
+    mkdirSync(path.join(dir, 'nvml_energy'));
+    writeFileSync(path.join(dir, 'nvml_energy', '__init__.py'), '');
+    // Closes its stdin, says there is no NVML and lingers, so pbh's quit meets a closed pipe before the exit is seen.
+    writeFileSync(path.join(dir, 'nvml_energy', '__main__.py'), 'import json, os, sys, time\nos.close(0)\nprint(json.dumps({"kind": "unavailable", "reason": "no driver"}), flush=True)\ntime.sleep(1)\n');
+    const result = await nvmlPlugin({ pythonPath: [dir] }).open();
+    expect(result).toEqual({ unavailable: 'no driver' });
+    // The EPIPE arrives as an event after the write: give it time to be (un)handled.
+    await sleep(300);
+  });
+});
+
