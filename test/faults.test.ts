@@ -100,6 +100,9 @@ function killConfig(s: { work: string }): Promise<string> {
     batch_sizes: [8, 16],
     scenario: { kind: 'single_stream', min_duration_ms: 0, min_query_count: 2 },
     ...workload,
+    // The kills pause at the nth runtime call the traced baseline counted: the session count must not follow the
+    // machine's noise (the interval rule would add rounds), so it is fixed at the workload's.
+    rounds: { max_sessions: workload.sessions },
   });
 }
 
