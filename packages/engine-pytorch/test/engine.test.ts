@@ -78,9 +78,11 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 const maxAbsDiff = (a: Float32Array, b: Float32Array): number => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i]!)), 0);
 
 describe('@pbh/engine-pytorch', () => {
-  it('is a plugin of three engines that probe the real torch', async () => {
+  it('is a plugin of three engines that probe the real torch, and transformers for the generate workload', async () => {
     expect(plugin.name).toBe('@pbh/engine-pytorch');
-    expect(plugin.engines?.map((e) => e.name)).toEqual(['pytorch', 'torchscript', 'torch-compile']);
+    expect(plugin.engines?.map((e) => e.name)).toEqual(['pytorch', 'torchscript', 'torch-compile', 'transformers']);
+    const transformers = plugin.engines!.find((e) => e.name === 'transformers')!;
+    expect(await transformers.probe('worker')).toMatchObject({ available: true, version: expect.stringMatching(/^transformers 4\.57\.\d+, torch 2\.15\.0/) });
     // The manifest's defaults are the only ones: each engine's schema fills its own and refuses another's.
     expect(torchscriptEngine.optionsSchema.parse({})).toEqual({ preferSource: true, freeze: true, optimizeForInference: false });
     expect(torchCompileEngine.optionsSchema.parse({})).toEqual({ preferSource: true, backend: 'inductor', compileMode: 'default', fullgraph: false });
