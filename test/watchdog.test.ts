@@ -18,7 +18,8 @@ describe('an in-process engine that blocks the harness thread', () => {
       engines: [{ name: 'onnxruntime', process: 'harness' }, { name: 'onnxruntime-busy' }],
       // Each cell alone, so the one before is stored before the busy one starts: interleaved, the two would be one
       // group and the watchdog's kill would take the first's unstored rounds with it (the message says so).
-      rounds: { interleave: false },
+      // Two sessions, as asked: the interval rule's extra rounds would not fit the one-second timeout on a loaded machine.
+      rounds: { interleave: false, max_sessions: 2 },
       batch_sizes: [8],
       warmup_batches: 1,
       sessions: 2,
