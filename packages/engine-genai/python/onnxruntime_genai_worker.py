@@ -22,7 +22,7 @@ import numpy as np
 import onnxruntime_genai as og
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
-from pbh_worker.sources import hf_folder
+from pbh_worker.sources import build_home, hf_folder
 
 CONFIG = "genai_config.json"
 # The builder's -p for each `weights` option: fp32 weights, or int4 (MatMulNBits, blocks of 32; activations fp32).
@@ -91,11 +91,8 @@ class OnnxRuntimeGenAI(Engine):
                 "decoder graph. Name the Hugging Face folder in models[].path (PBH builds the GenAI model once), or build one with "
                 "python -m onnxruntime_genai.models.builder -i HF_FOLDER -o OUT -p fp32 -e cpu.",
             )
-        # Beside PBH's export (the conversion cache), never inside a folder the user owns.
         weights = str(model.options.get("weights") or "fp32")
-        base = os.path.dirname(model.path) if os.path.isfile(model.path) else model.work_dir
-        if base is None:
-            raise WorkerError("bad_request", f"onnxruntime-genai builds {model.path} into a scratch folder: send work_dir with load")
+        base = build_home(model.path, model.work_dir, "onnxruntime-genai")
         out = os.path.join(base, f"genai-{og.__version__}-{weights}")
         builder = f"onnxruntime_genai.models.builder {og.__version__} -p {BUILDER_PRECISION[weights]} -e cpu"
         if not os.path.isfile(os.path.join(out, CONFIG)):

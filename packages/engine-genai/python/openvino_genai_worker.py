@@ -22,7 +22,7 @@ import openvino as ov
 import openvino_genai as ov_genai
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
-from pbh_worker.sources import hf_folder
+from pbh_worker.sources import build_home, hf_folder
 
 IR = "openvino_model.xml"
 HINTS = {"fp32": "f32", "bf16": "bf16"}
@@ -91,9 +91,7 @@ class OpenVinoGenAI(Engine):
             )
         from importlib.metadata import version  # noqa: PLC0415
 
-        base = os.path.dirname(model.path) if os.path.isfile(model.path) else model.work_dir
-        if base is None:
-            raise WorkerError("bad_request", f"openvino-genai exports {model.path} into a scratch folder: send work_dir with load")
+        base = build_home(model.path, model.work_dir, "openvino-genai")
         weight_format = str(model.options.get("weightFormat") or "fp32")
         group = int(model.options.get("groupSize") or 128)
         detail = f"{weight_format}, group size {group}" if weight_format == "int4" else weight_format

@@ -11,6 +11,15 @@ import os
 from .errors import WorkerError
 
 
+def build_home(path: str, work_dir: str | None, engine: str) -> str:
+    """Where an engine keeps what it builds from a Hugging Face folder: beside PBH's export of it (the conversion cache,
+    keyed by the source's content), else the cell's scratch folder; never inside a folder the user owns."""
+    home = os.path.dirname(path) if os.path.isfile(path) else work_dir
+    if home is None:
+        raise WorkerError("bad_request", f"{engine} builds {path} into a scratch folder: send work_dir with load")
+    return home
+
+
 def hf_folder(path: str, engine: str) -> str | None:
     """`path` when it is a folder with config.json, the folder an export of PBH's names, else None."""
     if os.path.isdir(path):
