@@ -115,7 +115,8 @@ describe('bad input becomes clear errors and failed Profiles while the sweep goe
     const db = path.join(dir, 'locked.duckdb');
     const holder = spawn(
       process.execPath,
-      ['--input-type=module', '-e', `import {DuckDBInstance} from '@duckdb/node-api'; const i = await DuckDBInstance.create(${JSON.stringify(db)}); await (await i.connect()).run('CREATE TABLE t(x INT)'); console.log('held'); setInterval(() => {}, 1000);`],
+      // It says "held" once a garbage collection has run: it keeps its lock through one (see the fixture).
+      ['--expose-gc', path.join(ROOT, 'test', 'fixtures', 'hold-database.mjs'), db, 'CREATE TABLE t(x INT)'],
       { cwd: ROOT },
     );
     try {

@@ -294,22 +294,16 @@ describe('ProfileStore', () => {
       await open(file);
       await closeAll();
 
-      const script = `
-        import { DuckDBInstance } from '@duckdb/node-api';
-        const instance = await DuckDBInstance.create(process.env.PBH_TEST_DB);
-        await (await instance.connect()).run('SELECT 1');
-        process.stdout.write('ready\\n');
-        setInterval(() => {}, 1000);`;
-      holder = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      // The holder says "held" only once a garbage collection has run: it keeps its lock through one (see the fixture).
+      holder = spawn(process.execPath, ['--expose-gc', join(repoRoot, 'test', 'fixtures', 'hold-database.mjs'), file], {
         cwd: repoRoot,
-        env: { ...process.env, PBH_TEST_DB: file },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const child = holder;
       let stderr = '';
       child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       await new Promise<void>((ready, fail) => {
-        child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && ready());
+        child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('held') && ready());
         child.once('exit', (code) => fail(new Error(`holder exited with ${code}: ${stderr}`)));
       });
 
