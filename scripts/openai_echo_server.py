@@ -4,7 +4,8 @@
 
 Prints `listening on http://127.0.0.1:PORT/v1` when ready. Serves GET /v1/models and POST /v1/completions and
 /v1/chat/completions (streamed, server-sent events, with a usage block), HTTP/1.1 keep-alive, on plain asyncio
-streams so the server adds as little as possible. Each chunk carries the word " tok"; --itl-ms waits between chunks.
+streams so the server adds as little as possible. Each chunk carries the word " tok"; --itl-ms waits between chunks
+(0: the whole stream goes in one write).
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ MODEL = "echo"
 
 def _chunked(data: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def _event(chat: bool) -> dict[str, object]:
+    choice = {"index": 0, "delta": {"content": " tok"}} if chat else {"index": 0, "text": " tok"}
+    return {"id": "echo", "object": "chat.completion.chunk" if chat else "text_completion", "model": MODEL, "choices": [choice]}
 
 
 async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, itl_s: float) -> None:
@@ -40,16 +46,20 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, it
             req = json.loads(body)
             chat = target.endswith("/chat/completions")
             n = int(req.get("max_tokens") or 16)
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
-            for i in range(n):
-                if i and itl_s:
-                    await asyncio.sleep(itl_s)
-                choice = {"index": 0, "delta": {"content": " tok"}} if chat else {"index": 0, "text": " tok"}
-                event = {"id": "echo", "object": "chat.completion.chunk" if chat else "text_completion", "model": MODEL, "choices": [choice]}
-                writer.write(_chunked(b"data: %s\n\n" % json.dumps(event).encode()))
-                await writer.drain()
+            head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+            chunk = _chunked(b"data: %s\n\n" % json.dumps(_event(chat)).encode())
             usage = {"id": "echo", "model": MODEL, "choices": [], "usage": {"prompt_tokens": 0, "completion_tokens": n, "total_tokens": n}}
-            writer.write(_chunked(b"data: %s\n\ndata: [DONE]\n\n" % json.dumps(usage).encode()) + b"0\r\n\r\n")
+            tail = _chunked(b"data: %s\n\ndata: [DONE]\n\n" % json.dumps(usage).encode()) + b"0\r\n\r\n"
+            if not itl_s:
+                # The whole stream in one write: one send a request, so the server's share of the floor is small.
+                writer.write(head + chunk * n + tail)
+            else:
+                writer.write(head + chunk)
+                for _ in range(n - 1):
+                    await writer.drain()
+                    await asyncio.sleep(itl_s)
+                    writer.write(chunk)
+                writer.write(tail)
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionResetError):
         pass

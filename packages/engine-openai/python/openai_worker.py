@@ -1,9 +1,11 @@
-"""Any OpenAI-compatible endpoint: completions or chat completions, streamed (server-sent events), over httpx.
+"""Any OpenAI-compatible endpoint: completions or chat completions, streamed (server-sent events), over aiohttp.
 
 The worker issues the whole schedule itself (capability serve, pbh_worker/serving.py); this file sends one request
 and records, as they arrive, the new connection (if the pool had none free), the response headers (time to first
-byte) and each chunk that carries text. Output tokens are counted with the model's tokenizer.json where PBH has it
-(the model folder's, or the `tokenizer` option), else from the server's usage block.
+byte) and each chunk that carries text. aiohttp, not httpx: its HTTP parser is C (llhttp), so the client's own cost
+per streamed chunk is a fraction of httpx's pure-Python h11 (docs/measurements.md, "bench:serve"). Output tokens are
+counted with the model's tokenizer.json where PBH has it (the model folder's, or the `tokenizer` option), else from
+the server's usage block.
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from contextlib import AsyncExitStack, asynccontextmanager
+import urllib.error
+import urllib.request
+from contextlib import asynccontextmanager
+from types import SimpleNamespace
 from typing import Any, AsyncIterator
 
-import httpx
+import aiohttp
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.serving import Exchange, Send
@@ -30,7 +35,7 @@ class OpenAiEndpoint(Engine):
         self.tokenizer: Any = None
 
     def about(self) -> About:
-        return About(version=httpx.__version__, details={"client": f"httpx {httpx.__version__} AsyncClient, HTTP/1.1"})
+        return About(version=aiohttp.__version__, details={"client": f"aiohttp {aiohttp.__version__} ClientSession, HTTP/1.1"})
 
     def _tokenizer(self, model: Model) -> tuple[Any, str | None]:
         path = model.options.get("tokenizer")
@@ -58,14 +63,10 @@ class OpenAiEndpoint(Engine):
             if not key:
                 raise WorkerError("bad_request", f"engines[].options.api_key_env names {key_env!r}, which is unset or empty in PBH's environment: export it, or drop api_key_env for an endpoint without a key")
             self.headers["Authorization"] = f"Bearer {key}"
-        try:
-            listed = httpx.get(f"{base}/models", headers=self.headers, timeout=10.0)
-        except httpx.HTTPError as e:
-            raise WorkerError("runtime_error", f"the endpoint {base} does not answer ({type(e).__name__}: {e}): start the server, or fix engines[].options.base_url") from e
-        served = [m.get("id") for m in listed.json().get("data", [])] if listed.status_code == 200 else []
+        status, served = self._listed(base)
         self.model_name = o.get("model") or (served[0] if served else "")
         if not self.model_name:
-            raise WorkerError("bad_request", f"{base}/models lists no model (HTTP {listed.status_code}): name it in engines[].options.model")
+            raise WorkerError("bad_request", f"{base}/models lists no model (HTTP {status}): name it in engines[].options.model")
         self.tokenizer, tokenizer_path = self._tokenizer(model)
         return Loaded(
             # What the endpoint stands for: a decoder fed ids, giving logits (which it keeps to itself).
@@ -76,6 +77,18 @@ class OpenAiEndpoint(Engine):
             threads=None,
             facts={"endpoint": self.url, "served_model": self.model_name, "models_listed": served[:8], "tokenizer": tokenizer_path, "extra_body": o.get("extra_body") or {}},
         )
+
+    def _listed(self, base: str) -> tuple[int, list[str]]:
+        """BASE/models: its HTTP status and the model ids it lists (none where it is not 200)."""
+        try:
+            # No proxy from the environment, as the schedule's client (aiohttp's default) takes none.
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+            with opener.open(urllib.request.Request(f"{base}/models", headers=self.headers), timeout=10.0) as r:
+                return r.status, [m.get("id") for m in json.loads(r.read()).get("data", [])]
+        except urllib.error.HTTPError as e:
+            return e.code, []
+        except (urllib.error.URLError, OSError) as e:
+            raise WorkerError("runtime_error", f"the endpoint {base} does not answer ({type(e).__name__}: {e}): start the server, or fix engines[].options.base_url") from e
 
     def bind(self, batch: Any) -> Any:
         raise WorkerError("unsupported", "openai drives an endpoint in the generate workload only: add a generate: block to the config")
@@ -93,44 +106,42 @@ class OpenAiEndpoint(Engine):
 
     @asynccontextmanager
     async def serve_session(self, concurrency: int) -> AsyncIterator[Send]:
-        # One client (one connection) per slot: httpcore's pool scans every connection for every request event, so
-        # one pool of 64 costs milliseconds a request; 64 pools of one cost what one request does.
-        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        timeout = httpx.Timeout(float(self.options.get("timeout_s") or 600))
+        # One pool of `concurrency` kept-alive connections: the serving loop keeps at most that many requests in
+        # flight, so a request never waits for a connection.
+        connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency, keepalive_timeout=3600)
+        tracing = aiohttp.TraceConfig()
+
+        async def on_connect(session: Any, context: SimpleNamespace, params: Any) -> None:
+            context.trace_request_ctx.connected()
+
+        tracing.on_connection_create_end.append(on_connect)
+        timeout = aiohttp.ClientTimeout(total=float(self.options.get("timeout_s") or 600))
         chat = self.options.get("endpoint") == "chat"
-        async with AsyncExitStack() as stack:
-            free = [await stack.enter_async_context(httpx.AsyncClient(limits=limits, timeout=timeout, headers=self.headers)) for _ in range(concurrency)]
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout, headers=self.headers, trace_configs=[tracing]) as client:
             if self.options.get("warm_pool", True):
                 # Each connection opened before the schedule starts (as a long-running client holds them), by a
                 # request any server answers cheaply and keeps the connection after (a 404 on the API root).
                 base = self.url.rsplit("/", 2 if chat else 1)[0]
-                await asyncio.gather(*(client.get(base) for client in free))
+
+                async def warm() -> None:
+                    async with client.get(base, trace_request_ctx=Exchange()) as response:
+                        await response.read()
+
+                await asyncio.gather(*(warm() for _ in range(concurrency)))
 
             async def send(text: str, ids: list[int], max_new_tokens: int, exchange: Exchange) -> None:
-                async def trace(event: str, info: dict[str, Any]) -> None:
-                    if event == "connection.connect_tcp.complete":
-                        exchange.connected()
-                    elif event.endswith("receive_response_headers.complete"):
-                        exchange.first_byte()
-
-                # The serving loop keeps at most `concurrency` requests in flight: a free client is always there.
-                client = free.pop()
-                request = client.build_request("POST", self.url, json=self._body(text, max_new_tokens), extensions={"trace": trace})
-                try:
-                    response = await client.send(request, stream=True)
-                except BaseException:
-                    free.append(client)
-                    raise
-                try:
-                    if response.status_code != 200:
-                        said = (await response.aread()).decode(errors="replace")[:300]
-                        raise WorkerError("runtime_error", f"{self.url} answered HTTP {response.status_code}: {said}")
-                    async for line in response.aiter_lines():
-                        if not line.startswith("data:"):
+                async with client.post(self.url, json=self._body(text, max_new_tokens), trace_request_ctx=exchange) as response:
+                    # The response is returned once its status line and headers are parsed.
+                    exchange.first_byte()
+                    if response.status != 200:
+                        said = (await response.read()).decode(errors="replace")[:300]
+                        raise WorkerError("runtime_error", f"{self.url} answered HTTP {response.status}: {said}")
+                    async for line in response.content:
+                        if not line.startswith(b"data:"):
                             continue
                         data = line[5:].strip()
                         # Read on to the end of the body after [DONE]: a response left unread closes its connection.
-                        if data == "[DONE]":
+                        if data == b"[DONE]":
                             continue
                         chunk = json.loads(data)
                         if "error" in chunk:
@@ -142,9 +153,6 @@ class OpenAiEndpoint(Engine):
                             piece = (choice.get("delta") or {}).get("content") if chat else choice.get("text")
                             if piece:
                                 exchange.chunk(piece)
-                finally:
-                    await response.aclose()
-                    free.append(client)
 
             yield send
 

@@ -101,7 +101,7 @@ export const ENGINE_REQUIREMENTS = {
   // transformers, tokenizers, Optimum ONNX / optimum-intel exporters, OpenVINO GenAI, ONNX Runtime GenAI: all run on torch.
   llm: {
     file: join('python', 'requirements-llm.txt'),
-    modules: ['transformers', 'tokenizers', 'optimum.onnx', 'optimum.intel', 'openvino_genai', 'onnxruntime_genai', 'httpx', 'fastapi', 'uvicorn'],
+    modules: ['transformers', 'tokenizers', 'optimum.onnx', 'optimum.intel', 'openvino_genai', 'onnxruntime_genai', 'aiohttp', 'httpx', 'fastapi', 'uvicorn'],
     needs: ['pytorch'],
   },
   // tensorflow-cpu, keras, tf2onnx and ai-edge-litert (about 1.5 GB): both engines, and the conversion of their models.
