@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // npm run bench:serve — the openai engine's client against servers it starts on loopback:
-//  1. its own floor on scripts/openai_echo_server.py (chunks at once): TTFT p99 with STREAMS requests in flight
-//     together (target < 1 ms at 64), and the worst issue lateness at RATE_FLOOR req/s (target < 1 ms at 200);
+//  1. its own floor on scripts/openai_echo_server.py (each stream in one write): TTFT p99 with 1, 8, 16 ... STREAMS
+//     requests sent at once (target < 1 ms at 64), the echo server's CPU a request over the same run (it shares the
+//     cores, so it is part of that floor), and issue lateness p99 and max at RATE_FLOOR req/s (target < 1 ms at 200);
 //  2. PBH beside a bare asyncio/httpx loop (scripts/serve_bare_loop.py) on one `transformers serve` process of the
 //     Llama folder, at RATE req/s, CONCURRENCY in flight: TTFT and TPOT p50 (target: within 5%).
 // Every figure is the median over ROUNDS (rounds alternate which client goes first), in ms. Needs `npm run build`,
 // the venv with the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm) and npm run generate:llms.
-// Knobs: ROUNDS (3), STREAMS (64), RATE_FLOOR (200), FLOOR_REQUESTS (1000), RATE (2), CONCURRENCY (4), PROMPTS (16),
-// MAX_NEW (16), MODEL (llama_gqa).
+// Knobs: ROUNDS (3), STREAMS (1,8,16,64), RATE_FLOOR (200), FLOOR_REQUESTS (1000), RATE (2), CONCURRENCY (4), PROMPTS (16),
+// MAX_NEW (16), MODEL (llama_gqa), FLOOR_ONLY (1: part 1 only).
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -22,7 +23,7 @@ const pbh = path.join(root, 'packages', 'core', 'dist', 'cli', 'main.js');
 const llms = path.join(root, '.cache', 'llms');
 const num = (name, fallback) => Number(process.env[name] ?? fallback);
 const ROUNDS = num('ROUNDS', 3);
-const STREAMS = num('STREAMS', 64);
+const STREAMS = (process.env.STREAMS ?? '1,8,16,64').split(',').map(Number);
 const RATE_FLOOR = num('RATE_FLOOR', 200);
 const FLOOR_REQUESTS = num('FLOOR_REQUESTS', 1000);
 const RATE = num('RATE', 2);
@@ -54,7 +55,10 @@ function freePort() {
   });
 }
 
-/** Starts a server and resolves when its output matches `ready`. */
+/** A process's CPU time so far, ns (the first field of /proc/PID/schedstat). */
+const cpuNs = (pid) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+
+/** Starts a server and resolves when its output matches `ready` (the child is children.at(-1)). */
 function start(command, args, ready) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -92,7 +96,7 @@ function pbhRun(name, prompts, options, scenario, concurrency, maxNew) {
     }),
   );
   execFileSync('node', [pbh, 'run', config, '--db', db], { stdio: ['ignore', 'ignore', 'inherit'], env });
-  const sql = "SELECT g.ttft_p50_ms, g.ttft_p99_ms, g.tpot_p50_ms, json_extract(p.profile_json, '$.scenario.issue_delay.max')::DOUBLE / 1e6 AS late_max_ms, p.status FROM generation g JOIN profiles p USING (profile_id)";
+  const sql = "SELECT g.ttft_p50_ms, g.ttft_p99_ms, g.tpot_p50_ms, json_extract(p.profile_json, '$.scenario.issue_delay.p99')::DOUBLE / 1e6 AS late_p99_ms, json_extract(p.profile_json, '$.scenario.issue_delay.max')::DOUBLE / 1e6 AS late_max_ms, p.status FROM generation g JOIN profiles p USING (profile_id)";
   const [row] = JSON.parse(execFileSync('node', [pbh, 'query', '--db', db, '--format', 'json', sql], { env }).toString());
   if (!row) throw new Error(`${name}: no generate Profile stored (see the run above)`);
   return row;
@@ -109,21 +113,24 @@ function bare(base, model, prompts) {
   return { ttft: median(ttft), tpot: median(tpot) };
 }
 
-if (!existsSync(path.join(llms, 'llms.json'))) throw new Error(`no generated LLMs in ${llms}: run npm run generate:llms first`);
-try {
-  // 1. The client's floor on the echo server.
-  const said = await start(python, [path.join(root, 'scripts', 'openai_echo_server.py'), '--port', '0'], /listening on (\S+)\n/);
-  const echo = /listening on (\S+)\n/.exec(said)[1];
-  const streams = promptsFile('streams', STREAMS);
-  const paced = promptsFile('paced', FLOOR_REQUESTS);
-  const floor = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    // Every request arrives at once (a rate far above the stream count): STREAMS in flight together, none queued.
-    const burst = pbhRun(`floor-streams-${r}`, streams, { base_url: echo }, { kind: 'server', target_qps: 1e7 }, STREAMS, MAX_NEW);
-    const pacedRow = pbhRun(`floor-paced-${r}`, paced, { base_url: echo }, { kind: 'server', target_qps: RATE_FLOOR }, STREAMS, MAX_NEW);
-    floor.push({ ttft99: burst.ttft_p99_ms, late: pacedRow.late_max_ms });
+const m = (xs, k) => median(xs.map((x) => x[k]));
+const fmt = (x) => x.toFixed(3);
+
+function printFloor(bursts, floor) {
+  console.log(`client floor on the echo server (${MAX_NEW} chunks a request, ${ROUNDS} rounds, medians; ms; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')})`);
+  console.log(['figure', 'measured', 'per stream', 'echo server CPU a request, µs', 'target'].join('\t'));
+  for (const [n, xs] of bursts) {
+    const t = m(xs, 'ttft99');
+    console.log([`TTFT p99, ${n} streams at once`, fmt(t), fmt(t / n), m(xs, 'serverUs').toFixed(0), n === 64 ? '< 1' : ''].join('\t'));
   }
-  // 2. PBH beside the bare loop on one transformers serve process (a copy of the folder with a plain chat template).
+  console.log([`issue lateness p99, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s`, fmt(m(floor, 'late99')), '', '', ''].join('\t'));
+  console.log([`max issue lateness, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s`, fmt(m(floor, 'late')), '', '', '< 1'].join('\t'));
+  console.log('n streams sent at once queue behind each other on one client loop and one server loop on the same cores: the last first token comes after n requests of both (per stream = p99 / n).');
+}
+
+/** 2. PBH beside the bare loop on one transformers serve process. */
+async function compareWithBare() {
+  // A copy of the folder with a plain chat template.
   const served = path.join(work, MODEL);
   cpSync(folder, served, { recursive: true });
   const tc = path.join(served, 'tokenizer_config.json');
@@ -146,12 +153,6 @@ try {
     bareFigures.push(bare(base, served, hfTexts));
     if (r % 2 === 1) runPbh(r);
   }
-  const m = (xs, k) => median(xs.map((x) => x[k]));
-  const fmt = (x) => x.toFixed(3);
-  console.log(`client floor on the echo server (${MAX_NEW} chunks a request, ${ROUNDS} rounds, medians; ms)`);
-  console.log(['figure', 'measured', 'target'].join('\t'));
-  console.log([`TTFT p99, ${STREAMS} streams at once`, fmt(m(floor, 'ttft99')), '< 1'].join('\t'));
-  console.log([`max issue lateness, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s`, fmt(m(floor, 'late')), '< 1'].join('\t'));
   const ttft = [m(pbhFigures, 'ttft'), m(bareFigures, 'ttft')];
   const tpot = [m(pbhFigures, 'tpot'), m(bareFigures, 'tpot')];
   console.log(`\ntransformers serve (${MODEL}, chat, CPU): ${PROMPTS} prompts at ${RATE} req/s, ${CONCURRENCY} in flight, ${MAX_NEW} new tokens; p50s, ms`);
@@ -160,6 +161,30 @@ try {
     console.log([name, fmt(p), fmt(b), fmt(p / b), Math.abs(p / b - 1) <= TOLERANCE_SHARE ? 'yes' : 'no'].join('\t'));
   }
   console.log(`ratio = PBH / bare (target within ${TOLERANCE_SHARE * 100}%)`);
+}
+
+if (!existsSync(path.join(llms, 'llms.json'))) throw new Error(`no generated LLMs in ${llms}: run npm run generate:llms first`);
+try {
+  // 1. The client's floor on the echo server.
+  const said = await start(python, [path.join(root, 'scripts', 'openai_echo_server.py'), '--port', '0'], /listening on (\S+)\n/);
+  const echo = /listening on (\S+)\n/.exec(said)[1];
+  const echoPid = children.at(-1).pid;
+  const paced = promptsFile('paced', FLOOR_REQUESTS);
+  const bursts = new Map(STREAMS.map((n) => [n, []]));
+  const floor = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const n of STREAMS) {
+      // Every request arrives at once (a rate far above the stream count): n in flight together, none queued.
+      const before = cpuNs(echoPid);
+      const row = pbhRun(`floor-${n}-${r}`, promptsFile(`streams-${n}`, n), { base_url: echo }, { kind: 'server', target_qps: 1e7 }, n, MAX_NEW);
+      // The run's requests and its one warm-up request; the pool's warming 404s are a few µs each.
+      bursts.get(n).push({ ttft99: row.ttft_p99_ms, serverUs: (cpuNs(echoPid) - before) / 1e3 / (n + 1) });
+    }
+    const pacedRow = pbhRun(`floor-paced-${r}`, paced, { base_url: echo }, { kind: 'server', target_qps: RATE_FLOOR }, Math.max(...STREAMS), MAX_NEW);
+    floor.push({ late99: pacedRow.late_p99_ms, late: pacedRow.late_max_ms });
+  }
+  printFloor(bursts, floor);
+  if (process.env.FLOOR_ONLY !== '1') await compareWithBare();
 } finally {
   for (const c of children) c.kill();
 }
