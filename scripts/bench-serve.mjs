@@ -118,11 +118,14 @@ const fmt = (x) => x.toFixed(3);
 
 function printFloor(bursts, floor) {
   console.log(`client floor on the echo server (${MAX_NEW} chunks a request, ${ROUNDS} rounds, medians; ms; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')})`);
-  console.log(['figure', 'measured', 'per stream', 'echo server CPU a request, µs', 'target'].join('\t'));
+  console.log(['figure', 'measured', 'per stream', 'echo server CPU in the run, µs', 'target'].join('\t'));
   for (const [n, xs] of bursts) {
     const t = m(xs, 'ttft99');
     console.log([`TTFT p99, ${n} streams at once`, fmt(t), fmt(t / n), m(xs, 'serverUs').toFixed(0), n === 64 ? '< 1' : ''].join('\t'));
   }
+  // The run's fixed part (its /models answer, the pool's warm-up, the warm-up request) cancels in the difference.
+  const [lo, hi] = [Math.min(...bursts.keys()), Math.max(...bursts.keys())];
+  if (hi > lo) console.log(`echo server CPU per added request (${lo} to ${hi} streams): ${((m(bursts.get(hi), 'serverUs') - m(bursts.get(lo), 'serverUs')) / (hi - lo)).toFixed(0)} µs`);
   console.log([`issue lateness p99, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s`, fmt(m(floor, 'late99')), '', '', ''].join('\t'));
   console.log([`max issue lateness, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s`, fmt(m(floor, 'late')), '', '', '< 1'].join('\t'));
   console.log('n streams sent at once queue behind each other on one client loop and one server loop on the same cores: the last first token comes after n requests of both (per stream = p99 / n).');
@@ -177,8 +180,7 @@ try {
       // Every request arrives at once (a rate far above the stream count): n in flight together, none queued.
       const before = cpuNs(echoPid);
       const row = pbhRun(`floor-${n}-${r}`, promptsFile(`streams-${n}`, n), { base_url: echo }, { kind: 'server', target_qps: 1e7 }, n, MAX_NEW);
-      // The run's requests and its one warm-up request; the pool's warming 404s are a few µs each.
-      bursts.get(n).push({ ttft99: row.ttft_p99_ms, serverUs: (cpuNs(echoPid) - before) / 1e3 / (n + 1) });
+      bursts.get(n).push({ ttft99: row.ttft_p99_ms, serverUs: (cpuNs(echoPid) - before) / 1e3 });
     }
     const pacedRow = pbhRun(`floor-paced-${r}`, paced, { base_url: echo }, { kind: 'server', target_qps: RATE_FLOOR }, Math.max(...STREAMS), MAX_NEW);
     floor.push({ late99: pacedRow.late_p99_ms, late: pacedRow.late_max_ms });
