@@ -1,4 +1,5 @@
 import type { ProfileEntry } from './data.js';
+import { paretoFront as front } from './pareto.js';
 
 /**
  * Comparisons use each cell's CURRENT result: the latest ok Profile per (model, engine entry, precision, scenario,
@@ -82,14 +83,5 @@ export function byModel(current: ProfileEntry[]): Map<string, ProfileEntry[]> {
  */
 export function paretoFront(profiles: ProfileEntry[]): ProfileEntry[] {
   const scored = profiles.filter((p) => p.accuracy !== null && p.throughput_mean !== null);
-  const byThroughput = [...scored].sort((a, b) => (b.throughput_mean ?? 0) - (a.throughput_mean ?? 0) || (b.accuracy ?? 0) - (a.accuracy ?? 0));
-  const front: ProfileEntry[] = [];
-  let best = -Infinity;
-  for (const p of byThroughput) {
-    if ((p.accuracy ?? -Infinity) > best) {
-      front.push(p);
-      best = p.accuracy ?? best;
-    }
-  }
-  return front.sort((a, b) => (a.throughput_mean ?? 0) - (b.throughput_mean ?? 0));
+  return front(scored, (p) => p.throughput_mean!, (p) => p.accuracy!);
 }

@@ -6,22 +6,13 @@ import { noisyText, type ChartView } from './comparison-charts.js';
 import type { ProfileEntry } from './data.js';
 import { fmtJoules, methodWords } from './energy.js';
 import { fmtNum } from './format.js';
+import { paretoFront } from './pareto.js';
 import type { SiteSeries } from './site-series.js';
 
 /** The Profiles no other one beats on both, more samples/s and fewer joules a sample, by throughput. */
 export function energyFront(profiles: readonly ProfileEntry[]): ProfileEntry[] {
-  const byThroughput = profiles
-    .filter((p) => p.energy_j_per_sample !== null && p.throughput_mean !== null)
-    .sort((a, b) => b.throughput_mean! - a.throughput_mean! || a.energy_j_per_sample! - b.energy_j_per_sample!);
-  const front: ProfileEntry[] = [];
-  let best = Infinity;
-  for (const p of byThroughput) {
-    if (p.energy_j_per_sample! < best) {
-      front.push(p);
-      best = p.energy_j_per_sample!;
-    }
-  }
-  return front.sort((a, b) => a.throughput_mean! - b.throughput_mean!);
+  const measured = profiles.filter((p) => p.energy_j_per_sample !== null && p.throughput_mean !== null);
+  return paretoFront(measured, (p) => p.throughput_mean!, (p) => -p.energy_j_per_sample!);
 }
 
 /**
