@@ -61,7 +61,7 @@ describe('pbh quantize', () => {
     expect(facts.per_channel).toBe(false);
     expect(facts.calibration?.samples).toBe(64);
     expect(facts.calibration?.source).toContain("models[] entry cnn's preprocessing");
-    const bad = await pbh(['quantize', suiteModel('digits_cnn'), '--out', path.join(dir, 'bad'), '--method', 'int4']);
+    const bad = await pbh(['quantize', suiteModel('digits_cnn'), '--out', path.join(dir, 'bad'), '--method', 'int3']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--method');
     const uncalibrated = await pbh(['quantize', suiteModel('digits_cnn'), '--out', path.join(dir, 'bad'), '--method', 'static']);

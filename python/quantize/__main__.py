@@ -18,6 +18,7 @@ import onnx  # noqa: E402
 from .calibration import InputError, batches, data_input, load_calibration  # noqa: E402
 from .methods import METHODS, Variant, library_versions, preprocess, quantize, scratch_path  # noqa: E402
 from .variants import CHECK_SAMPLES, check, finish  # noqa: E402
+from .weight_only import METHODS as WEIGHT_ONLY, copy_tokenizer, is_decoder  # noqa: E402
 
 
 def _log(msg: str) -> None:
@@ -43,7 +44,14 @@ def main(argv: list[str]) -> int:
     except Exception as e:  # onnx raises DecodeError, OSError, ...: all mean the file is not a loadable model
         raise InputError(f'{args.model}: cannot load as ONNX ({e})') from e
     granularities = [g for g in args.granularity.split(',') if g]
-    variants = [Variant(m, g == 'per_channel') for m in args.method.split(',') if m for g in granularities]
+    methods = [m for m in args.method.split(',') if m]
+    # Weight-only compression has its own granularity (blocks, or per channel for int8): one variant per method.
+    variants = [Variant(m, True) for m in methods if m in WEIGHT_ONLY] + \
+        [Variant(m, g == 'per_channel') for m in methods if m not in WEIGHT_ONLY for g in granularities]
+    decoder = is_decoder(source)
+    if decoder and any(v.method not in WEIGHT_ONLY for v in variants):
+        raise InputError(f'{args.model} is a language model decoder (past_key_values inputs): pbh quantize compresses its '
+                         f'weights only, with --method {",".join(WEIGHT_ONLY)} (activations stay float; no calibration)')
     samples, calibration = (None, None)
     if args.calibration:
         samples, calibration = load_calibration(args.calibration, args.calibration_label or args.calibration, source)
@@ -54,9 +62,16 @@ def main(argv: list[str]) -> int:
     written = []
     try:
         t = time.perf_counter()
-        preprocess(args.model, pre, _log)
+        if all(v.method in WEIGHT_ONLY for v in variants):
+            # Weight-only compressors read the graph as exported; shape inference over a decoder's cache adds nothing.
+            pre = args.model
+        else:
+            preprocess(args.model, pre, _log)
         seconds['preprocess'] = round(time.perf_counter() - t, 3)
-        name = data_input(source).name
+        if decoder:
+            copied = copy_tokenizer(args.model, args.out)
+            _log(f'tokenizer files beside the variants: {", ".join(copied) or "already there"}')
+        name = data_input(source).name if samples is not None else None
         check_chunks = batches(samples[:CHECK_SAMPLES], source, 16) if samples is not None else None
         for v in variants:
             out = os.path.join(args.out, f'{args.stem}.{v.method}.{v.tag}.onnx')
@@ -66,17 +81,17 @@ def main(argv: list[str]) -> int:
             library = facts.pop('library')
             recorded = finish(args.model, source, out, {
                 'method': v.method, **facts, 'library': {'name': library, 'version': versions['nncf' if library == 'nncf' else 'onnxruntime']},
-                'calibration': calibration if v.method != 'dynamic' else None,
+                'calibration': calibration if v.method in ('static', 'nncf') else None,
                 'check': check(args.model, out, name, check_chunks) if check_chunks else None,
             })
             seconds[f'{v.method}.{v.tag}'] = round(took, 3)
-            _log(f'{os.path.basename(out)}: weights {recorded["weight_dtype"]}, activations {recorded["activation_dtype"]}, '
-                 f'{"per-channel" if recorded["per_channel"] else "per-tensor"} in {took:.1f}s')
+            scales = f'blocks of {recorded["block_size"]}' if recorded['block_size'] else 'per-channel' if recorded['per_channel'] else 'per-tensor'
+            _log(f'{os.path.basename(out)}: weights {recorded["weight_dtype"]}, activations {recorded["activation_dtype"] or "float"}, {scales} in {took:.1f}s')
             written.append({'file': out, 'tag': v.tag, 'size_bytes': os.path.getsize(out),
                             **{k: recorded[k] for k in ('method', 'scheme', 'format', 'weight_dtype', 'activation_dtype',
-                                                        'per_channel', 'quantized_ops', 'check', 'library')}})
+                                                        'per_channel', 'block_size', 'quantized_ops', 'check', 'library')}})
     finally:
-        if os.path.exists(pre):
+        if pre != args.model and os.path.exists(pre):
             os.remove(pre)
     json.dump({'variants': written, 'calibration': calibration, 'source_size_bytes': os.path.getsize(args.model),
                'versions': versions, 'seconds': {**seconds, 'total': round(time.perf_counter() - started, 3)}}, summary_out)

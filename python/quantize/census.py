@@ -24,9 +24,16 @@ def census(model: onnx.ModelProto) -> dict:
     activations: Counter[str] = Counter()
     per_channel: Counter[bool] = Counter()
     ops: Counter[str] = Counter()
+    blocks: Counter[int] = Counter()
     for node in model.graph.node:
-        if node.op_type in ('QuantizeLinear', 'DequantizeLinear') or node.op_type in INTEGER_OPS:
+        if node.op_type in ('QuantizeLinear', 'DequantizeLinear', 'MatMulNBits') or node.op_type in INTEGER_OPS:
             ops[node.op_type] += 1
+        if node.op_type == 'MatMulNBits':
+            # Weight-only blocks of `bits` (com.microsoft): K x N weights, one scale per block of a column.
+            attrs = {a.name: a.i for a in node.attribute}
+            weights[f'int{attrs.get("bits", 4)}'] += attrs.get('K', 0) * attrs.get('N', 0)
+            per_channel[False] += 1
+            blocks[attrs.get('block_size', 0)] += 1
         if node.op_type == 'DequantizeLinear' and node.input[0] in inits:
             weight = inits[node.input[0]]
             if weight.data_type in DTYPE and len(weight.dims) >= 2:
@@ -50,4 +57,6 @@ def census(model: onnx.ModelProto) -> dict:
         'activation_dtype': _most(activations),
         'per_channel': bool(per_channel[True]) and per_channel[True] >= per_channel[False],
         'quantized_ops': dict(sorted(ops.items())),
+        # Weight-only blocks (MatMulNBits): one scale per `block_size` weights of a column; None without such blocks.
+        'block_size': blocks.most_common(1)[0][0] if blocks else None,
     }

@@ -24,7 +24,9 @@ import onnx
 
 from .calibration import InputError, batches, data_input
 
-METHODS = ('static', 'dynamic', 'nncf')
+from . import weight_only
+
+METHODS = ('static', 'dynamic', 'nncf') + weight_only.METHODS
 # Batch the calibration samples are fed in where the model's batch axis is free.
 CALIBRATION_BATCH = 16
 # Op types static quantization leaves in float (see the module's docstring).
@@ -38,6 +40,8 @@ class Variant:
 
     @property
     def tag(self) -> str:
+        if self.method in weight_only.METHODS:
+            return 'int4' if self.method.endswith('int4') else 'int8'
         return 'int8' if self.per_channel else 'int8_pt'
 
 
@@ -119,6 +123,8 @@ def nncf_ptq(pre: str, out: str, v: Variant, samples: np.ndarray) -> dict:
 
 
 def quantize(v: Variant, pre: str, out: str, samples: np.ndarray | None) -> dict:
+    if v.method in weight_only.METHODS:
+        return weight_only.compress(v.method, pre, out)
     if v.method != 'dynamic' and samples is None:
         raise InputError(f'--method {v.method} needs --calibration (static quantization sets activation scales from '
                          'calibration inputs); --method dynamic needs none')

@@ -23,23 +23,11 @@ import onnxruntime_genai as og
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.sources import build_home, hf_folder
+from pbh_worker.weights import weight_compression
 
 CONFIG = "genai_config.json"
 # The builder's -p for each `weights` option: fp32 weights, or int4 (MatMulNBits, blocks of 32; activations fp32).
 BUILDER_PRECISION = {"fp32": "fp32", "int4": "int4"}
-
-
-def _weights_read_back(folder: str, decoder: str) -> tuple[str | None, str]:
-    """int4 when the decoder's MatMuls are MatMulNBits of 4 bits, read from the graph (not the option that asked)."""
-    import onnx  # noqa: PLC0415
-
-    graph = onnx.load(os.path.join(folder, decoder), load_external_data=False).graph
-    nbits = [n for n in graph.node if n.op_type == "MatMulNBits"]
-    bits = {a.i for n in nbits for a in n.attribute if a.name == "bits"}
-    if not nbits:
-        return None, "no MatMulNBits in the decoder graph: fp32 weights"
-    name = f"int{next(iter(bits))}" if len(bits) == 1 else "mixed"
-    return name, f"{len(nbits)} MatMulNBits nodes of {sorted(bits)} bits in the decoder graph"
 
 
 def _build(source: str, out: str, precision: str) -> None:
@@ -116,11 +104,11 @@ class OnnxRuntimeGenAI(Engine):
         self.max_length = int(genai["model"]["context_length"])
         decoder = genai["model"]["decoder"]
         vocab = int(genai["model"]["vocab_size"])
-        weights, weights_evidence = _weights_read_back(folder, str(decoder.get("filename") or "model.onnx"))
+        weights, weights_evidence, int8 = weight_compression(os.path.join(folder, str(decoder.get("filename") or "model.onnx")))
         return Loaded(
             inputs=[TensorSpec("input_ids", "int64", [None, None])],
             outputs=[TensorSpec("logits", "float32", [None, None, vocab])],
-            precision=Precision("fp32", f"fp32 inputs and outputs of the decoder in {CONFIG}; {weights_evidence}", weights),
+            precision=Precision("int8" if int8 else "fp32", f"fp32 inputs and outputs of the decoder in {CONFIG}; {weights_evidence}", weights),
             facts={**facts, "folder": folder, "decoder": str(decoder.get("filename")), "context_length": self.max_length, "search": "greedy by the harness: append_tokens per step, logits read back"},
         )
 

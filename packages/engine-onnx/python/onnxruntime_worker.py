@@ -20,6 +20,7 @@ from typing import Any, Iterator, Mapping
 import onnxruntime as ort
 
 from pbh_worker import About, Batch, Call, Done, Engine, Layer, Loaded, Model, Precision, Start, TensorSpec, WorkerError, serve
+from pbh_worker.weights import may_be_compressed, weight_compression
 from pbh_worker.measure import synchronous
 
 _LEVELS = {
@@ -203,6 +204,10 @@ class OnnxRuntime(Engine):
             with _scratch(model.work_dir) as scratch:
                 precision = optimized_graph_precision(model, self.providers, scratch, precision)
         check_precision(precision, model.precision, model.path)
+        if may_be_compressed(model.path):
+            weights, evidence, int8 = weight_compression(model.path)
+            if weights:
+                precision = Precision("int8" if int8 else precision.executed, f"{precision.evidence}; {evidence}", weights)
         return Loaded(
             inputs=inputs,
             outputs=outputs,

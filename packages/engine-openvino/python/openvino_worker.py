@@ -39,6 +39,7 @@ import openvino.properties.hint as hints
 
 from pbh_worker import About, Engine, Layer, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.channel import dtype_name
+from pbh_worker.weights import may_be_compressed, weight_compression
 import openvino_capi as capi
 from openvino_precision import executed_precision, precision_hint
 
@@ -73,6 +74,26 @@ def _config(options: dict[str, Any], precision: ov.Type, profiling: bool) -> dic
     if profiling:
         config[props.enable_profiling] = True
     return config
+
+
+def _with_weights(precision: Precision, path: str, compiled: ov.CompiledModel, requested: str) -> Precision:
+    """The weight-only compression the ONNX file carries, and what it makes the arithmetic: OpenVINO's CPU plugin
+    keeps compressed weights as such (their FullyConnected layers report the weights' type, u8/u4), and with
+    DYNAMIC_QUANTIZATION_GROUP_SIZE above 0 it quantizes those layers' activations to int8 at run time, in groups."""
+    if not may_be_compressed(path):
+        return precision
+    weights, evidence, _ = weight_compression(path)
+    if not weights:
+        return precision
+    try:
+        group = int(compiled.get_property(hints.dynamic_quantization_group_size))
+    except RuntimeError:
+        group = 0
+    if group > 0:
+        executed, how = "int8", f"DYNAMIC_QUANTIZATION_GROUP_SIZE={group}: activations of the layers with compressed weights quantized to int8 at run time"
+    else:
+        executed, how = requested, "DYNAMIC_QUANTIZATION_GROUP_SIZE=0: compressed weights decompressed, activations as hinted"
+    return Precision(executed, f"{precision.evidence}; {evidence}; {how}", weights)
 
 
 @dataclass(frozen=True)
@@ -154,7 +175,7 @@ class OpenVINO(Engine):
         return Loaded(
             inputs=[_spec(p, n) for p, n in zip(compiled.inputs, input_names)],
             outputs=[_spec(p, n) for p, n in zip(compiled.outputs, self.output_names)],
-            precision=Precision(**executed_precision(self.core, compiled, self.device, model.precision)),
+            precision=_with_weights(Precision(**executed_precision(self.core, compiled, self.device, model.precision)), model.path, compiled, model.precision),
             threads=self._threads(compiled),
             facts=self._facts(compiled),
             compile_ms=compile_ms,

@@ -54,6 +54,8 @@ export const ModelFactsSchema = z.object({
   op_census: z.record(z.string(), z.number().int()),
   sparsity: SparsitySchema,
   quantization: z.string().nullable(),
+  /** How the graph is quantized (qdq, qoperator, integer_ops, weight_only, reduced_float); absent in older Profiles. */
+  quantization_style: z.string().nullable().optional(),
   /** What `pbh quantize` recorded in the file's pbh.optimization (the dtypes read from its graph); null: not quantized by it. */
   quantized: z
     .object({

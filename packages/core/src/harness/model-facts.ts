@@ -65,6 +65,7 @@ export async function modelFacts(model: ModelConfig, resolvedPath: string, optio
       method: recorded?.method ?? null,
     },
     quantization: model.optimization?.quantization ?? a.quantization ?? null,
+    quantization_style: a.quantizationDetail?.style ?? null,
     quantized: a.quantizationFacts && {
       method: a.quantizationFacts.method,
       scheme: a.quantizationFacts.scheme,

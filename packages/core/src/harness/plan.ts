@@ -51,8 +51,9 @@ export function parseOptions(engine: Engine, cell: Cell): Record<string, unknown
 
 /** The model's own precision always runs; anything else must be one the engine can be asked for. */
 export function resolvePrecision(engine: Engine, cell: Cell, facts: ModelFacts): CellPlan['precision'] {
-  // A quantized graph (QDQ, QLinear*, integer kernels: int8/uint8 weights) is an int8 model behind float inputs.
-  const quantized = facts.quantization === 'int8' || facts.quantization === 'uint8';
+  // A quantized graph (QDQ, QLinear*, integer kernels: int8/uint8 weights) is an int8 model behind float inputs;
+  // weight-only compression (MatMulNBits, dequantized constant weights) leaves the arithmetic in the I/O's float type.
+  const quantized = (facts.quantization === 'int8' || facts.quantization === 'uint8') && facts.quantization_style !== 'weight_only';
   const model = quantized ? 'int8' : precisionOfDtypes([...facts.outputs, ...facts.inputs].map((t) => t.dtype));
   const requested = cell.engine.precision ?? model;
   if (requested !== model && !engine.precisions.includes(requested)) {

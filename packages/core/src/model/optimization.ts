@@ -54,13 +54,15 @@ export const QuantizationFactsSchema = z.object({
   schema: z.literal(1),
   tool: z.string(),
   kind: z.literal('quantization'),
-  /** static (ONNX Runtime QDQ), dynamic (ONNX Runtime), nncf (NNCF post-training). */
+  /** static (ONNX Runtime QDQ), dynamic (ONNX Runtime), nncf (NNCF post-training), int4 / nncf-int8 / nncf-int4 (weight-only). */
   method: z.string().min(1),
-  scheme: z.enum(['static', 'dynamic']),
-  format: z.enum(['qdq', 'integer_ops']),
+  scheme: z.enum(['static', 'dynamic', 'weight_only']),
+  format: z.enum(['qdq', 'integer_ops', 'matmul_nbits']),
   weight_dtype: z.string().nullable(),
   activation_dtype: z.string().nullable(),
   per_channel: z.boolean(),
+  /** Weights per scale of weight-only blocks (MatMulNBits); null (or absent, files quantized before) without them. */
+  block_size: z.number().int().positive().nullable().optional(),
   calibration: Calibration.nullable(),
   calibration_method: z.string().nullable(),
   library: z.object({ name: z.string(), version: z.string() }),

@@ -38,7 +38,9 @@ export function detectQuantization(model: OnnxModel, constants: Map<string, Cons
       evidence.add('com.microsoft.MatMulNBits');
       style ??= 'weight_only';
       const bits = attrInt(n, 'bits', 4);
-      dtypeVotes.set(`int${bits}`, (dtypeVotes.get(`int${bits}`) ?? 0) + 1);
+      // Votes by weights held (K x N), as a DequantizeLinear's weight votes by its size below.
+      const held = attrInt(n, 'K', 1) * attrInt(n, 'N', 1);
+      dtypeVotes.set(`int${bits}`, (dtypeVotes.get(`int${bits}`) ?? 0) + held);
       continue;
     }
     if (n.domain !== '' && n.domain !== 'com.microsoft') continue;
@@ -59,6 +61,9 @@ export function detectQuantization(model: OnnxModel, constants: Map<string, Cons
       }
     }
   }
+  // Dequantized constant weights with no activation quantized anywhere (NNCF's compress_weights, int8 weight-only):
+  // the arithmetic stays float, as with MatMulNBits.
+  if (style === 'qdq' && !evidence.has('QuantizeLinear') && !evidence.has('DynamicQuantizeLinear')) style = 'weight_only';
   if (style) {
     const dtype = [...dtypeVotes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'int8';
     return { dtype, style, evidence: [...evidence].sort() };

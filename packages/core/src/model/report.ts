@@ -89,7 +89,7 @@ function quantizationLines(a: ModelAnalysis): string[] {
   const check = q.check ? `; against its source on ${q.check.samples} calibration samples: argmax agreement ${pct(q.check.agreement)}, max abs error ${q.check.max_abs_error.toPrecision(3)}` : '';
   return [
     `Quantized by  ${q.tool}: ${q.method} (${q.library.name} ${q.library.version}, ${q.call}), ${q.scheme} ${q.format}, weights ${q.weight_dtype ?? '?'} ` +
-      `${q.per_channel ? 'per-channel' : 'per-tensor'}, activations ${q.activation_dtype ?? '?'}, ${calibration}, from ${q.source.file}${check}`,
+      `${q.block_size ? `in blocks of ${q.block_size}` : q.per_channel ? 'per-channel' : 'per-tensor'}, activations ${q.activation_dtype ?? (q.scheme === 'weight_only' ? 'float' : '?')}, ${calibration}, from ${q.source.file}${check}`,
   ];
 }
 

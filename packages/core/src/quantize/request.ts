@@ -1,7 +1,9 @@
 /** `pbh quantize`'s flags, validated once (zod) into what the Python side is asked to do. */
 import { z } from 'zod';
 
-export const QUANTIZE_METHODS = ['static', 'dynamic', 'nncf'] as const;
+export const QUANTIZE_METHODS = ['static', 'dynamic', 'nncf', 'int4', 'nncf-int8', 'nncf-int4'] as const;
+/** Methods that set activation scales from calibration inputs; the others (dynamic, weight-only) need no data. */
+const CALIBRATED: readonly QuantizeMethod[] = ['static', 'nncf'];
 export type QuantizeMethod = (typeof QUANTIZE_METHODS)[number];
 export const GRANULARITIES = ['per_channel', 'per_tensor'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
@@ -46,10 +48,10 @@ export function parseQuantizeRequest(values: Record<string, string | boolean | s
     ? ['per_channel' as const]
     : flag(Granularities, list(values.granularity), '--granularity', `takes ${GRANULARITIES.join(', ')} (weight scales per output channel or one per tensor; both: per_channel,per_tensor)`);
   const calibration = typeof values.calibration === 'string' ? values.calibration : null;
-  const needData = methods.filter((m) => m !== 'dynamic');
+  const needData = methods.filter((m) => CALIBRATED.includes(m));
   if (needData.length > 0 && !calibration) {
     throw new QuantizeUsageError(
-      `--method ${needData.join(',')} needs --calibration FILE.npy or CONFIG.yaml: static quantization sets each activation's scale from calibration inputs. --method dynamic needs no data.`,
+      `--method ${needData.join(',')} needs --calibration FILE.npy or CONFIG.yaml: static quantization sets each activation's scale from calibration inputs. --method dynamic and the weight-only int4, nncf-int8, nncf-int4 need no data.`,
     );
   }
   const samples = values['calibration-samples'] === undefined ? null : flag(Samples, values['calibration-samples'], '--calibration-samples', 'takes a positive integer');

@@ -22,7 +22,8 @@ export function quantizeSnippet(source: SnippetSource, summary: QuantizeSummary,
   return [
     '# models[] entries for an experiment config (paths relative to the folder pbh quantize ran in: make them relative to',
     '# the config file). Each quantized file carries its method, dtypes and calibration in its metadata, which pbh run',
-    '# records; it runs as an int8 model (engines[].precision defaults to it), and each engine reports what it executed.',
+    '# records; a static or dynamic one runs as an int8 model (engines[].precision defaults to it), a weight-only one in the',
+    "# model's float type with its compressed weights; each engine reports what it executed and the weights it read.",
     stringify({ models }, { lineWidth: 0, flowCollectionPadding: true, collectionStyle: 'block' }).trimEnd(),
   ].join('\n');
 }

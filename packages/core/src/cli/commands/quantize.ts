@@ -30,8 +30,8 @@ async function variantTable(summary: QuantizeSummary): Promise<string> {
       v.method,
       `${v.library.name} ${v.library.version}`,
       v.weight_dtype ?? '?',
-      v.activation_dtype ?? '?',
-      v.per_channel ? 'per-channel' : 'per-tensor',
+      v.activation_dtype ?? (v.scheme === 'weight_only' ? 'float' : '?'),
+      v.block_size ? `blocks of ${v.block_size}` : v.per_channel ? 'per-channel' : 'per-tensor',
       q ? `${q.dtype} ${q.style}` : 'NOT QUANTIZED',
       `${(v.size_bytes / summary.source_size_bytes).toFixed(2)}x`,
       v.check ? pct(v.check.agreement) : '-',
@@ -44,11 +44,11 @@ async function variantTable(summary: QuantizeSummary): Promise<string> {
 
 export const quantizeCommand: Command = {
   name: 'quantize',
-  summary: "quantize a model to INT8 (ONNX Runtime's static QDQ or dynamic, or NNCF) into one ONNX file per variant",
-  usage: 'pbh quantize MODEL.onnx --out DIR [--method static,dynamic,nncf] [--granularity per_channel,per_tensor] [--calibration FILE.npy|CONFIG.yaml]',
+  summary: "quantize a model to INT8 (ONNX Runtime's static QDQ or dynamic, or NNCF), or compress its weights to int8/int4, into one ONNX file per variant",
+  usage: 'pbh quantize MODEL.onnx --out DIR [--method static,dynamic,nncf,int4,nncf-int8,nncf-int4] [--granularity per_channel,per_tensor] [--calibration FILE.npy|CONFIG.yaml]',
   help: `
 Writes DIR/NAME.METHOD.TAG.onnx for every method x granularity (TAG: int8 for per-channel weight scales, int8_pt
-for per-tensor) with what was done (method, scheme, weight and activation dtypes read from the written graph,
+for per-tensor; a weight-only method writes one file, TAG its weights' type) with what was done (method, scheme, weight and activation dtypes read from the written graph,
 per-channel, calibration source and size, the library and its version, a check against the source on calibration
 samples) in the ONNX metadata under pbh.optimization, which pbh inspect and pbh run read back; then prints a config
 snippet that benchmarks them. PBH runs no quantizer of its own: each method is a kept library's.
@@ -59,10 +59,16 @@ Methods:
   dynamic   onnxruntime.quantization.quantize_dynamic: int8 weights, activations quantized at run time
             (ConvInteger/MatMulInteger); no calibration (ONNX Runtime keeps Conv weights per-tensor here)
   nncf      nncf.quantize: NNCF's post-training quantization (its default preset, fast bias correction)
+Weight-only (a language model's decoder takes these only; activations stay float, no calibration; its tokenizer
+files are copied beside the variants so pbh run feeds them the same ids):
+  int4      onnxruntime's MatMulNBitsQuantizer: MatMuls to com.microsoft.MatMulNBits, symmetric int4, blocks of 32
+  nncf-int8 nncf.compress_weights(mode=INT8_ASYM): uint8 weights per output channel behind DequantizeLinear
+  nncf-int4 nncf.compress_weights(mode=INT4_SYM, group_size=32, ratio=1.0): MatMulNBits; embeddings and the last
+            MatMul kept at int8, as NNCF does
 
 Options:
   --out DIR                 folder for the quantized files (created)
-  --method LIST             static (default), dynamic, nncf; comma-separated for several (${QUANTIZE_METHODS.join(', ')})
+  --method LIST             static (default), dynamic, nncf, int4, nncf-int8, nncf-int4; comma-separated for several (${QUANTIZE_METHODS.join(', ')})
   --granularity LIST        weight scales ${GRANULARITIES.join(' or ')} (default per_channel)
   --calibration SOURCE      for static and nncf: an .npy of preprocessed model inputs [count, ...], or an experiment
                             config whose dataset and preprocessing feed the model (its models[] entry with this path)
