@@ -15,7 +15,7 @@ import { MANIFEST_FILE } from '../worker/manifest.js';
 import { enginesFromManifest } from '../worker/native-engine.js';
 
 /** Engine packages PBH looks for when the config names none; absent ones are simply not installed. */
-export const KNOWN_ENGINE_PACKAGES = ['@pbh/engine-onnx', '@pbh/engine-openvino', '@pbh/engine-tvm', '@pbh/engine-pytorch', '@pbh/engine-genai', '@pbh/engine-tensorflow', '@pbh/engine-litert', '@pbh/engine-openai'];
+export const KNOWN_ENGINE_PACKAGES = ['@pbh/engine-onnx', '@pbh/engine-openvino', '@pbh/engine-tvm', '@pbh/engine-pytorch', '@pbh/engine-genai', '@pbh/engine-tensorflow', '@pbh/engine-litert', '@pbh/engine-openai', '@pbh/engine-llamacpp'];
 
 const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function');
 const PluginShape = z.object({

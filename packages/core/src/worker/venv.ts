@@ -107,7 +107,16 @@ export const ENGINE_REQUIREMENTS = {
   // tensorflow-cpu, keras, tf2onnx and ai-edge-litert (about 1.5 GB): both engines, and the conversion of their models.
   tensorflow: { file: join('python', 'requirements-tensorflow.txt'), modules: ['tensorflow', 'keras', 'tf2onnx', 'ai_edge_litert'], needs: [] },
   litert: { file: join('python', 'requirements-tensorflow.txt'), modules: ['tensorflow', 'tf2onnx', 'ai_edge_litert'], needs: [] },
-} as const satisfies Record<string, { file: string; modules: readonly string[]; needs: readonly string[] }>;
+  // llama-cpp-python is a source build (CMake; minutes on 2 cores): for any x86-64 CPU with AVX2, not this one's
+  // -march=native, and without the multimodal library. Then llama.cpp's GGUF converter is kept from the same sdist.
+  'llama-cpp': {
+    file: join('python', 'requirements-llama-cpp.txt'),
+    modules: ['llama_cpp', 'llama_cpp.server', 'llama_cpp_converter', 'sentencepiece'],
+    needs: ['llm'],
+    env: { CMAKE_ARGS: '-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF' },
+    after: join('python', 'llama_cpp_converter_install.py'),
+  },
+} as const satisfies Record<string, { file: string; modules: readonly string[]; needs: readonly string[]; env?: Record<string, string>; after?: string }>;
 export type EngineExtra = keyof typeof ENGINE_REQUIREMENTS;
 
 /** `extras` with what each needs, needs first, each once. */
@@ -147,16 +156,18 @@ export async function ensureVenv(options: EnsureVenvOptions): Promise<VenvStatus
   }
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const python = join(root, VENV_DIR, VENV_PYTHON);
-  const steps: [string, string[]][] = [];
+  const steps: [string, string[], Record<string, string>?][] = [];
   if (!existsSync(python)) steps.push(['python3', ['-m', 'venv', join(root, VENV_DIR)]]);
   steps.push([python, ['-m', 'pip', 'install', '-r', join(root, REQUIREMENTS)]]);
   for (const extra of extras) {
-    const constraints = [REQUIREMENTS, ...ENGINE_REQUIREMENTS[extra].needs.map((need) => ENGINE_REQUIREMENTS[need].file)];
-    steps.push([python, ['-m', 'pip', 'install', '-r', join(root, ENGINE_REQUIREMENTS[extra].file), ...constraints.flatMap((c) => ['-c', join(root, c)])]]);
+    const spec: { file: string; needs: readonly EngineExtra[]; env?: Record<string, string>; after?: string } = ENGINE_REQUIREMENTS[extra];
+    const constraints = [REQUIREMENTS, ...spec.needs.map((need) => ENGINE_REQUIREMENTS[need].file)];
+    steps.push([python, ['-m', 'pip', 'install', '-r', join(root, spec.file), ...constraints.flatMap((c) => ['-c', join(root, c)])], spec.env]);
+    if (spec.after) steps.push([python, [join(root, spec.after)]]);
   }
-  for (const [file, args] of steps) {
-    log(`$ ${file} ${args.join(' ')}`);
-    const result = await execa(file, args, { cwd: root, reject: false, all: true });
+  for (const [file, args, env] of steps) {
+    log(`$ ${env ? Object.entries(env).map(([k, v]) => `${k}='${v}' `).join('') : ''}${file} ${args.join(' ')}`);
+    const result = await execa(file, args, { cwd: root, reject: false, all: true, env });
     if (result.all) log(result.all);
     if (result.failed) {
       return { ok: false, python, root, missing: [`\`${file} ${args.join(' ')}\` failed: ${result.shortMessage}`], fix: VENV_MANUAL_FIX_COMMAND };

@@ -64,7 +64,9 @@ Options:
                   for their size (repeatable): pytorch (python/requirements-pytorch.txt: torch with its CUDA libraries,
                   ~5.5 GB); llm (python/requirements-llm.txt: transformers, tokenizers, Optimum ONNX, optimum-intel,
                   OpenVINO GenAI, ONNX Runtime GenAI, ~220 MB; brings pytorch with it); tensorflow or litert (both
-                  python/requirements-tensorflow.txt: tensorflow-cpu, keras, tf2onnx, ai-edge-litert, ~1.5 GB)`,
+                  python/requirements-tensorflow.txt: tensorflow-cpu, keras, tf2onnx, ai-edge-litert, ~1.5 GB);
+                  llama-cpp (python/requirements-llama-cpp.txt: llama-cpp-python and its server, built from source
+                  with CMake, and llama.cpp's GGUF converter; brings llm with it)`,
   options: { fix: { type: 'boolean' }, engine: { type: 'string', multiple: true } },
   async run({ values }) {
     const extras = withNeededExtras(engineExtras(values.engine));
