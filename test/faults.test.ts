@@ -3,88 +3,18 @@
 // the exit code, the Profiles the database holds afterwards, and that nothing outside the database (and the
 // site's --out) changed; the table printed at the end is the suite's result.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { changedPaths, sha256File, snapshotTree, type TreeSnapshot } from './file-snapshot.js';
-import { pbh, tempDir, writeConfig, type CliResult, type PbhOptions } from './helpers.js';
-import { ROOT, suiteData, suiteModel } from './suite.js';
+import { changedPaths, snapshotTree } from './file-snapshot.js';
+import { tempDir, writeConfig } from './helpers.js';
+import { FULL, digits, exitOf, inSandbox, made, oneCell, printTable, record, rows, sandbox, storedProfiles, workload, type Sandbox } from './faults/sandbox.js';
+import { ROOT, suiteModel } from './suite.js';
 
-/**
- * PBH_FAULTS=full (npm run faults) runs every case; npm test runs the quick part (about 40 s on 2 cores): one phase
- * per signal, three of the databases, four of the configs, SIGTERM during a site build.
- */
-const FULL = process.env.PBH_FAULTS === 'full';
+/** npm test runs the quick part (about 40 s on 2 cores): one phase per signal, three of the databases, four of the configs, SIGTERM during a site build. */
 const QUICK_DATABASES = new Set(['random bytes', 'a folder', 'a foreign DuckDB database']);
 const QUICK_CONFIGS = new Set(['YAML syntax error', 'a plugin that throws when imported', 'a model path that is a folder', 'the same cell twice', 'a dataset path that is a FIFO']);
-
-interface Row {
-  name: string;
-  exit: string;
-  profilesExpected: number;
-  profilesFound: number;
-  /** Files added, removed or changed outside the database and --out: the suite fails unless this is empty. */
-  changed: string[];
-  /**
-   * Entries left in the run's TMPDIR by pbh's own scratch folders (pbh-<run id>), which a SIGKILL leaves no chance to
-   * remove: for a SIGKILL case, counted after the next run, which removes a dead run's scratch. onnxruntime's native
-   * library also writes .ses and mat-debug-<pid>.log there on every run; those are its own.
-   */
-  tempLeft: number;
-}
-const rows: Row[] = [];
-/** Every folder the suite made, removed once the table is printed. */
-const made: string[] = [];
-
-/** One case's folder: cwd `work/`, TMPDIR `tmp/`, the database `results/pbh.duckdb`, a site in `site/`. */
-interface Sandbox {
-  root: string;
-  work: string;
-  tmp: string;
-  db: string;
-  before: TreeSnapshot;
-}
-
-const OWN = ['results/pbh.duckdb', 'results/pbh.duckdb.wal', 'tmp', 'site'];
-
-/** `prepare` writes what the case starts from (configs, bad databases); the snapshot is taken after it. */
-async function sandbox(name: string, prepare?: (s: Omit<Sandbox, 'before'>) => unknown): Promise<Sandbox> {
-  const root = await tempDir(`pbh-fault-${name.replace(/\W+/g, '-').slice(0, 40)}-`);
-  made.push(root);
-  const s = { root, work: path.join(root, 'work'), tmp: path.join(root, 'tmp'), db: path.join(root, 'results', 'pbh.duckdb') };
-  for (const folder of [s.work, s.tmp, path.dirname(s.db)]) mkdirSync(folder, { recursive: true });
-  await prepare?.(s);
-  return { ...s, before: snapshotTree(root, OWN) };
-}
-
-function inSandbox(s: Sandbox, args: string[], opts: PbhOptions = {}): Promise<CliResult> {
-  return pbh(args, { ...opts, cwd: s.work, env: { TMPDIR: s.tmp, ...opts.env } });
-}
-
-function exitOf(r: CliResult): string {
-  return r.signal ? r.signal : String(r.code);
-}
-
-type Stored = { batch_size: number; status: string; error: string | null };
-
-/** The Profiles a readable store holds (and that it is readable: pbh query exits 0); [] where the file is not a store. */
-async function storedProfiles(s: Sandbox): Promise<Stored[]> {
-  if (!existsSync(s.db)) return [];
-  const r = await inSandbox(s, ['query', 'SELECT batch_size, status, error FROM profiles ORDER BY batch_size', '--db', s.db, '--format', 'json']);
-  expect(r.code, `the database is readable after the fault: ${r.stderr}`).toBe(0);
-  return JSON.parse(r.stdout) as Stored[];
-}
-
-function record(s: Sandbox, name: string, exit: string, profilesExpected: number, profilesFound: number): Row {
-  const scratch = [...snapshotTree(s.tmp).keys()].filter((entry) => entry.startsWith('pbh-')).length;
-  const row = { name, exit, profilesExpected, profilesFound, changed: changedPaths(s.before, snapshotTree(s.root, OWN)), tempLeft: scratch };
-  rows.push(row);
-  return row;
-}
-
-const digits = { kind: 'npy', inputs: { input: suiteData('digits_x.npy') }, labels: suiteData('digits_y.npy'), limit: 32 };
-const workload = { warmup_batches: 1, sessions: 2, scorers: ['top1'] };
 
 /**
  * Two cells (batch 8, then 16) on onnxruntime behind the pause plugin. Sessions are bounded by queries, not time
@@ -221,6 +151,7 @@ const BAD_DATABASES: [string, (s: Omit<Sandbox, 'before'>, good: string) => void
   ],
 ];
 
+const LONG = 'n'.repeat(5000);
 const HOSTILE = 'evil\u001b]8;;http://x\u0007link\u001b[31mRED\nline2\u202e';
 const RAW_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
@@ -247,6 +178,7 @@ const BAD_CONFIGS: [string, number, number, (s: Omit<Sandbox, 'before'>) => Prom
   ['a dataset file that does not exist', 1, 1, (s) => writeConfig(s.work, 'c.yaml', { ...oneCell(), dataset: { ...digits, inputs: { input: path.join(s.work, 'nope.npy') } } })],
   ['batch size 0', 1, 1, (s) => writeConfig(s.work, 'c.yaml', { ...oneCell(), batch_sizes: [0] })],
   ['a dataset path that is a device', 1, 1, (s) => writeConfig(s.work, 'c.yaml', { ...oneCell(), dataset: { ...digits, inputs: { input: '/dev/zero' } } })],
+  ['a CSV dataset path that is a device', 1, 1, (s) => writeConfig(s.work, 'c.yaml', { ...oneCell(), dataset: { kind: 'csv', path: '/dev/urandom', label_column: 'label' } })],
   [
     'a dataset path that is a FIFO',
     1,
@@ -264,17 +196,6 @@ function writeText(file: string, text: string): string {
   return file;
 }
 
-function oneCell(): Record<string, unknown> {
-  return {
-    name: 'one',
-    dataset: digits,
-    models: [{ name: 'digits_cnn', path: suiteModel('digits_cnn'), weights: 'trained' }],
-    engines: [{ name: 'onnxruntime', options: { intraOpNumThreads: 1 } }],
-    batch_sizes: [8],
-    ...workload,
-  };
-}
-
 let goodDb: string;
 
 beforeAll(async () => {
@@ -285,18 +206,7 @@ beforeAll(async () => {
   goodDb = s.db;
 }, 120_000);
 
-afterAll(() => {
-  const header = ['case', 'exit', 'Profiles expected', 'Profiles found', 'files changed outside db/--out', 'pbh scratch left in TMPDIR'];
-  const body = rows.map((r) => [r.name, r.exit, String(r.profilesExpected), String(r.profilesFound), String(r.changed.length), String(r.tempLeft)]);
-  const sum = (pick: (r: Row) => number): string => String(rows.reduce((a, r) => a + pick(r), 0));
-  const total = [`${rows.length} cases tried${FULL ? '' : ' (quick part; npm run faults runs all)'}`, '', sum((r) => r.profilesExpected), sum((r) => r.profilesFound), sum((r) => r.changed.length), sum((r) => r.tempLeft)];
-  const widths = header.map((h, i) => Math.max(h.length, ...[...body, total].map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  const changes = rows.flatMap((r) => r.changed.map((c) => `  ${r.name}: ${c}`));
-  for (const root of made) rmSync(root, { recursive: true, force: true });
-  console.log(['', 'PBH fault suite', line(header), rule, ...body.map(line), rule, line(total), ...(changes.length ? ['files changed outside the database and --out:', ...changes] : [])].join('\n'));
-});
+afterAll(() => printTable('PBH fault suite: kills, databases, hostile strings, configs, site builds', true));
 
 describe('kills at each phase of a small onnxruntime run', () => {
   for (const signal of SIGNALS) {
@@ -330,13 +240,14 @@ describe('corrupt and foreign databases', () => {
 });
 
 describe('hostile strings', () => {
-  it('names with ANSI, OSC, newlines and bidi controls reach no terminal raw; =HYPERLINK reaches no CSV raw', async () => {
+  it('names with ANSI, OSC, newlines and bidi controls reach no terminal raw; =HYPERLINK reaches no CSV raw; a 5,000-character name is cut in the summary', async () => {
     const s = await sandbox('hostile names', (p) =>
       writeConfig(p.work, 'c.yaml', {
         ...oneCell(),
         models: [
           { name: HOSTILE, path: suiteModel('digits_cnn'), weights: 'trained' },
           { name: '=HYPERLINK("http://x","c")', path: suiteModel('digits_cnn'), weights: 'trained' },
+          { name: LONG, path: suiteModel('digits_cnn'), weights: 'trained' },
         ],
       }),
     );
@@ -344,9 +255,12 @@ describe('hostile strings', () => {
     const table = await inSandbox(s, ['query', 'SELECT model_name, error FROM profiles', '--db', s.db]);
     const csv = await inSandbox(s, ['query', 'SELECT model_name FROM profiles ORDER BY model_name', '--db', s.db, '--format', 'csv']);
     const found = await storedProfiles(s);
-    const row = record(s, 'hostile model names (run, query table, CSV)', exitOf(run), 2, found.length);
+    const row = record(s, 'hostile and 5,000-character model names (run, query table, CSV)', exitOf(run), 3, found.length);
     expect(run.code, run.stderr).toBe(0);
     for (const text of [run.stdout, run.stderr, table.stdout]) expect(text).not.toMatch(RAW_CONTROLS);
+    // The summary cuts a long name; the Profile keeps it whole.
+    expect(Math.max(...run.stdout.split('\n').map((l) => l.length)), run.stdout).toBeLessThan(400);
+    expect(csv.stdout).toContain(LONG);
     expect(csv.stdout).toContain(`"'=HYPERLINK(""http://x"",""c"")"`);
     expect(row.changed).toEqual([]);
   });

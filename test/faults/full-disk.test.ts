@@ -1,9 +1,11 @@
+// Fault suite, a full disk (issue 41, defect 2): no measured Profile is lost, none is reported ok that is not stored,
+// no empty file is left, the disk is named with the fix (exit 3), and no run leaves its scratch folder behind.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
-import { suiteData, suiteModel } from './suite.js';
+import { pbh, queryJson, tempDir, writeConfig } from '../helpers.js';
+import { suiteData, suiteModel } from '../suite.js';
 
 /** Every file under `dir`, with its size. */
 function files(dir: string): { file: string; size: number }[] {
@@ -54,6 +56,8 @@ describe('a full disk', () => {
       if (/^run [0-9a-f-]+: /m.test(r.stdout)) measured += 1;
     }
     expect(measured).toBeGreaterThan(0);
+    // Each run removed its scratch folder (pbh-<run id>), full disk or not; a Profile kept in TMPDIR is in pbh-unstored-*.
+    expect(readdirSync(tmp).filter((name) => /^pbh-[0-9a-f]{8}-/.test(name)), 'scratch left in TMPDIR').toEqual([]);
     // Kept Profiles are whole JSON files, beside the database or (that disk full) in TMPDIR.
     const kept = [...files(disk), ...files(tmp)].filter((f) => f.file.endsWith('.json'));
     for (const f of [...files(disk), ...kept]) expect(f.size, f.file).toBeGreaterThan(0);
