@@ -120,6 +120,11 @@ describe('the model page draws serving sweeps', () => {
       expect(new Set(marked)).toEqual(new Set(computed));
       // Per user is 1000 / TPOT p50, as the column heads say.
       for (const r of rows) expect(Math.abs(num(cell(r, 'Tokens/s per user')) * num(cell(r, 'TPOT p50 ms')) / 1000 - 1)).toBeLessThan(0.02);
+      // The generative table on the home page says which entries are endpoints.
+      await page.goto(pathToFileURL(path.join(out, 'index.html')).href);
+      const engines = await page.locator('#generative tbody td:nth-child(2)').allTextContents();
+      expect(engines.filter((t) => t.endsWith(' · endpoint')).map((t) => t.replace(' · endpoint', '')).sort()).toEqual(['echo-c2', 'echo-one', 'echo-r50', 'echo-strict']);
+      expect(engines.filter((t) => !t.endsWith(' · endpoint')).sort()).toEqual(['onnxruntime', 'ort-r20']);
     } finally {
       await browser.close();
     }
