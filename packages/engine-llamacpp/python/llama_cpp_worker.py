@@ -71,7 +71,7 @@ class LlamaCpp(Engine):
         cached = os.path.isfile(out)
         if not cached:
             _convert(source, out, outtype)
-        return out, {"converted": not cached, "source": source, "converter": f"{llama_cpp_converter.SOURCE} (--outtype {outtype}; gguf {_version('gguf')})"}
+        return out, {"converted": not cached, "source": source, "converter": f"{llama_cpp_converter.SOURCE} (--outtype {outtype}, with its own gguf-py)"}
 
     def load(self, model: Model) -> Loaded:
         if model.precision not in OUTTYPES:
@@ -116,12 +116,6 @@ class LlamaCpp(Engine):
     def close(self) -> None:
         if self.llm is not None:
             self.llm.close()
-
-
-def _version(dist: str) -> str:
-    from importlib.metadata import version  # noqa: PLC0415
-
-    return version(dist)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,163 @@
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findVenvPython } from '../packages/core/src/worker/venv.js';
+import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
+import { LLMS, ROOT } from './suite.js';
+
+const MAX_NEW = 8;
+const PROMPTS = 4;
+
+interface Row {
+  model: string;
+  engine: string;
+  status: string;
+  error: string | null;
+  generation: string | null;
+  precision: string | null;
+  facts: string | null;
+  scenario: string | null;
+}
+
+async function rows(db: string): Promise<Row[]> {
+  return queryJson<Row>(
+    db,
+    "SELECT model_name AS model, coalesce(engine_label, engine_name) AS engine, status, error, json_extract(profile_json, '$.generation')::VARCHAR AS generation, json_extract(profile_json, '$.engine.precision')::VARCHAR AS precision, json_extract(profile_json, '$.engine.facts')::VARCHAR AS facts, json_extract(profile_json, '$.scenario')::VARCHAR AS scenario FROM profiles ORDER BY created_at",
+  );
+}
+
+function llmConfig(name: string, models: unknown[], engines: unknown[], generate: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name,
+    dataset: { kind: 'text', prompts: path.join(LLMS, 'data', 'prompts.jsonl'), held_out: path.join(LLMS, 'data', 'held_out.txt'), limit: PROMPTS },
+    models,
+    generate: { max_new_tokens: MAX_NEW, gate_prompts: 2, ...generate },
+    engines,
+    batch_sizes: [1],
+    warmup_batches: 1,
+    sessions: 1,
+  };
+}
+
+const hf = (name: string) => ({ name, path: path.join(LLMS, name, 'hf') });
+
+/** A loopback port the OS says is free now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+// llama-cpp-python is a source build of minutes (pbh doctor --fix --engine llama-cpp); where it is not installed these tests say so.
+const venv = findVenvPython();
+const installed = venv ? (await execa(venv.python, ['-c', 'import llama_cpp, llama_cpp_converter'], { reject: false })).exitCode === 0 : false;
+
+describe.skipIf(!installed)('llama.cpp (llama-cpp-python) on the project\'s LLMs: in process and behind its OpenAI-compatible server', () => {
+  const servers: ResultPromise[] = [];
+
+  beforeAll(async () => {
+    // A no-op when .cache/llms is current.
+    const built = await execa(venv!.python, [path.join(ROOT, 'python', 'generate_llms.py')], { cwd: ROOT, reject: false });
+    expect(built.exitCode, built.stderr).toBe(0);
+  }, 600_000);
+
+  afterAll(() => {
+    for (const s of servers) s.kill();
+  });
+
+  it('converts Hugging Face folders to GGUF once and passes the greedy gate token for token at fp32; says why GPT-2 does not convert', async () => {
+    const dir = await tempDir('pbh-llamacpp-');
+    const db = path.join(dir, 'llamacpp.duckdb');
+    const engines = [
+      { name: 'onnxruntime', options: { intraOpNumThreads: 1 } },
+      { name: 'llama-cpp', options: { threads: 1 } },
+    ];
+    const config = await writeConfig(dir, 'llamacpp.yaml', llmConfig('llamacpp-test', ['llama_gqa', 'qwen2', 'phi3', 'gpt2'].map(hf), engines));
+    const r = await pbh(['run', config, '--db', db], { timeoutMs: 600_000 });
+    expect(r.code, r.stderr).toBe(1);
+    const by = new Map((await rows(db)).map((x) => [`${x.model}/${x.engine}`, x]));
+    // llama.cpp's converter reads GPT-2's n_ctx, which transformers 4.57 no longer writes (n_positions).
+    expect(by.get('gpt2/llama-cpp')).toMatchObject({ status: 'failed' });
+    expect(by.get('gpt2/llama-cpp')!.error).toMatch(/convert_hf_to_gguf\.py could not convert .*gpt2.*n_ctx.*Run this model on onnxruntime, openvino or transformers/s);
+    for (const model of ['llama_gqa', 'qwen2', 'phi3']) {
+      const row = by.get(`${model}/llama-cpp`)!;
+      expect(row.status, row.error ?? '').toBe('ok');
+      const g = JSON.parse(row.generation!);
+      expect(g.gate, model).toMatchObject({ reference_engine: 'onnxruntime', passed: true });
+      expect(g.served).toBe('one_at_a_time');
+      expect(g.output_tokens).toBe(PROMPTS * MAX_NEW);
+      expect(g.perplexity).toBeNull();
+      // llama.cpp's own counters beside PBH's: the prompt's tokens as it evaluated them, one eval per token after the first.
+      expect(Object.keys(g.runtime_reported).sort()).toEqual(['eval_ms_per_token', 'eval_tokens', 'prompt_eval_ms', 'prompt_eval_tokens']);
+      expect(g.runtime_reported.eval_tokens).toBe(MAX_NEW - 1);
+      expect(g.runtime_reported.eval_ms_per_token).toBeGreaterThan(0);
+      expect(JSON.parse(row.precision!)).toMatchObject({ executed: 'fp32' });
+      const facts = JSON.parse(row.facts!);
+      expect(facts.gguf).toMatch(/model-llama-cpp-0\.3\.36-f32\.gguf$/);
+      expect(facts.converter).toMatch(/convert_hf_to_gguf\.py from the llama-cpp-python 0\.3\.36 sdist \(--outtype f32/);
+    }
+  }, 620_000);
+
+  it('serves a GGUF with python -m llama_cpp.server: the openai engine at a Poisson rate and to its capacity, every point kept', async () => {
+    const dir = await tempDir('pbh-llamacpp-serve-');
+    const gguf = path.join(dir, 'llama_gqa-f32.gguf');
+    const converted = await execa(venv!.python, [path.join(ROOT, 'packages', 'engine-llamacpp', 'python', 'hf_to_gguf.py'), '--outtype', 'f32', '--outfile', gguf, path.join(LLMS, 'llama_gqa', 'hf')], { reject: false });
+    expect(converted.exitCode, converted.stderr).toBe(0);
+    const port = await freePort();
+    const proc = execa(venv!.python, ['-m', 'llama_cpp.server', '--model', gguf, '--host', '127.0.0.1', '--port', String(port), '--n_ctx', '512', '--n_threads', '1', '--n_threads_batch', '1', '--seed', '0'], { cwd: ROOT, reject: false, all: true, buffer: false });
+    servers.push(proc);
+    let said = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`llama_cpp.server did not start: ${said.slice(-2000)}`)), 120_000);
+      proc.all!.on('data', (chunk: Buffer) => {
+        said += chunk.toString();
+        if (/Uvicorn running|Application startup complete/.test(said)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      void proc.then(() => reject(new Error(`llama_cpp.server exited: ${said.slice(-2000)}`)));
+    });
+    const db = path.join(dir, 'serve.duckdb');
+    // The model is named for its alias (the GGUF path); completions: the prompt as is, counted with the folder's tokenizer.
+    const options = { base_url: `http://127.0.0.1:${port}/v1`, model: gguf, late_ms: 1000 };
+    const file = await writeConfig(
+      dir,
+      'serve.yaml',
+      llmConfig(
+        'llamacpp-serve',
+        [hf('llama_gqa')],
+        [
+          { name: 'openai', label: 'llamacpp-poisson', options, scenario: { kind: 'server', target_qps: 4 } },
+          { name: 'openai', label: 'llamacpp-capacity', options, scenario: { kind: 'server', target_qps: 4, find_peak: true } },
+        ],
+        { max_concurrency: 4, slo: { ttft_ms: 2000, itl_ms: 1000 }, gate_prompts: 0, perplexity: false },
+      ),
+    );
+    const r = await pbh(['run', file, '--db', db], { timeoutMs: 300_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const by = new Map((await rows(db)).map((x) => [x.engine, x]));
+    for (const engine of ['llamacpp-poisson', 'llamacpp-capacity']) {
+      const row = by.get(engine)!;
+      expect(row, engine).toMatchObject({ status: 'ok' });
+      const g = JSON.parse(row.generation!);
+      expect(g.served).toBe('server');
+      expect(g.token_count).toBe('tokenizer');
+      expect(g.requests).toBe(PROMPTS);
+      expect(g.per_request.every((q: { output_tokens: number }) => q.output_tokens >= 1)).toBe(true);
+      expect(g.output_tokens_per_s).toBeGreaterThan(0);
+    }
+    const capacity = by.get('llamacpp-capacity')!;
+    const points: { target_qps: number; validity: string; reasons: string[] }[] = JSON.parse(capacity.scenario!).peak_search;
+    const found = JSON.parse(capacity.generation!).capacity;
+    expect(points.length).toBeGreaterThanOrEqual(2);
+    expect(found.points).toBe(points.length);
+    const valid = points.filter((p) => p.validity === 'VALID').map((p) => p.target_qps);
+    expect(found.rate_rps).toBe(valid.length ? Math.max(...valid) : null);
+    for (const p of points) expect(p.reasons.length === 0).toBe(p.validity === 'VALID');
+  }, 400_000);
+});
