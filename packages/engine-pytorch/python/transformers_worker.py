@@ -2,12 +2,17 @@
 
 The model is the folder the config names, or the folder an ONNX export names in its metadata (pbh.source.path,
 written when PBH converted the folder for the ONNX engines). The decoder calls the model's forward with its
-key-value cache (a DynamicCache per request), the step `generate` repeats, so every token is timed on its own.
+key-value cache, the step `generate` repeats, so every token is timed on its own. The cache is a DynamicCache per
+request (growing), or with `cache: static` a StaticCache of `maxCacheLen` positions (transformers' fixed-shape cache);
+`compile: true` then runs the one-token decode step through torch.compile (inductor; fixed shapes, so one graph), as
+gpt-fast and transformers' own static-cache recipe do, while prefills of varying length stay eager. The compile
+happens at load, on a throwaway request, so no timed token pays it.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 os.environ.setdefault("USE_TF", "0")
@@ -15,7 +20,7 @@ os.environ.setdefault("USE_TF", "0")
 import numpy as np
 import torch
 import transformers
-from transformers import AutoModelForCausalLM, DynamicCache
+from transformers import AutoModelForCausalLM, DynamicCache, StaticCache
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.sources import hf_folder
@@ -37,22 +42,32 @@ def source_folder(path: str) -> str:
 
 
 class _Decoder:
-    def __init__(self, model: Any) -> None:
-        self.model = model
+    """A request's state: (cache, positions fed). `decode` runs one-token steps (the compiled forward, or the model)."""
+
+    def __init__(self, model: Any, max_cache_len: int | None, decode: Any) -> None:
+        self.model, self.max_cache_len, self.decode = model, max_cache_len, decode
 
     def start(self) -> Any:
-        return None
+        if self.max_cache_len is None:
+            return DynamicCache(), 0
+        return StaticCache(config=self.model.config, max_cache_len=self.max_cache_len), 0
 
     def step(self, state: Any, ids: list[int]) -> tuple[np.ndarray, Any]:
-        cache = DynamicCache() if state is None else state
+        cache, past = state
+        n = len(ids)
+        if self.max_cache_len is not None and past + n > self.max_cache_len:
+            raise WorkerError("bad_request", f"a request reaches {past + n} positions and the static cache holds {self.max_cache_len}: raise options.maxCacheLen")
+        forward = self.decode if n == 1 else self.model
         with torch.inference_mode():
-            out = self.model(input_ids=torch.tensor([ids], dtype=torch.long), past_key_values=cache, use_cache=True)
-        return out.logits[0].float().numpy(), out.past_key_values
+            out = forward(input_ids=torch.tensor([ids], dtype=torch.long), past_key_values=cache, cache_position=torch.arange(past, past + n), use_cache=True)
+        return out.logits[0].float().numpy(), (cache, past + n)
 
 
 class Transformers(Engine):
     def __init__(self) -> None:
         self.model: Any = None
+        self.max_cache_len: int | None = None
+        self.decode: Any = None
 
     def about(self) -> About:
         return About(version=f"transformers {transformers.__version__}, torch {torch.__version__}", details={"torch": torch.__version__})
@@ -72,13 +87,34 @@ class Transformers(Engine):
         executed = {p.dtype for p in self.model.parameters()}
         names = sorted(NAMES.get(d, str(d)) for d in executed)
         config = self.model.config
+        cache_facts = self._cache(model.options, config)
         return Loaded(
             inputs=[TensorSpec("input_ids", "int64", [None, None])],
             outputs=[TensorSpec("logits", "float32", [None, None, int(config.vocab_size)])],
             precision=Precision("+".join(names), "the dtypes of the loaded model's parameters"),
             threads=torch.get_num_threads(),
-            facts={"source": folder, "architecture": type(self.model).__name__, "cache": "DynamicCache per request", "attn_implementation": str(getattr(config, "_attn_implementation", "unknown"))},
+            facts={"source": folder, "architecture": type(self.model).__name__, **cache_facts, "attn_implementation": str(getattr(config, "_attn_implementation", "unknown"))},
         )
+
+    def _cache(self, options: Any, config: Any) -> dict[str, Any]:
+        """The cache kind and, with compile, the compiled decode step (compiled here, on a throwaway request)."""
+        self.decode = self.model
+        if options.get("cache", "dynamic") == "dynamic":
+            if options.get("compile"):
+                raise WorkerError("bad_request", "options.compile needs options.cache: static: a compiled decode step needs the fixed shapes of a static cache")
+            return {"cache": "DynamicCache per request"}
+        positions = int(getattr(config, "max_position_embeddings", 0) or 0)
+        self.max_cache_len = int(options.get("maxCacheLen") or min(positions or 2048, 4096))
+        facts: dict[str, Any] = {"cache": f"StaticCache per request, {self.max_cache_len} positions", "compiled": None}
+        if options.get("compile"):
+            start = time.perf_counter()
+            self.decode = torch.compile(self.model, dynamic=False)
+            decoder = self.decoder()
+            state = decoder.start()
+            for ids in ([0, 0], [0], [0]):
+                _, state = decoder.step(state, ids)
+            facts["compiled"] = f"torch.compile (inductor, dynamic=False) of the one-token decode step; prefill eager; compiled at load in {time.perf_counter() - start:.1f} s"
+        return facts
 
     def bind(self, batch):
         ids = torch.from_numpy(np.ascontiguousarray(batch["input_ids"], dtype=np.int64))
@@ -93,7 +129,7 @@ class Transformers(Engine):
         return {"logits": result.float().numpy()}
 
     def decoder(self) -> _Decoder:
-        return _Decoder(self.model)
+        return _Decoder(self.model, self.max_cache_len, self.decode)
 
 
 if __name__ == "__main__":
