@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // npm run bench:llm — PBH's TTFT and TPOT on each LLM engine beside a bare loop over that engine's own API
 // (scripts/llm_bare_loop.py: transformers' generate with a streamer, a hand-fed ONNX Runtime session and OpenVINO
-// compiled model, ONNX Runtime GenAI's generate_next_token loop; each warmed by one request), on the same model, prompt ids, output length and
+// compiled model, ONNX Runtime GenAI's generate_next_token loop, llama-cpp-python's Llama.generate on the GGUF the
+// llama-cpp engine converted; each warmed by one request), on the same model, prompt ids, output length and
 // threads, in rounds that alternate which goes first. Every figure is the median over rounds of each run's p50, in ms.
-// Needs `npm run build`, the venv with torch and the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm)
+// Needs `npm run build`, the venv with torch and the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm,
+// and --engine llama-cpp for llama-cpp)
 // and the generated LLMs (npm run generate:llms). Knobs: MODELS (llama_gqa,gpt2,qwen2,phi3), ENGINES, THREADS (1),
 // ROUNDS (3), MAX_NEW (32), PROMPTS (8).
 import { execFileSync } from 'node:child_process';
@@ -17,14 +19,14 @@ const python = path.join(root, '.venv', 'bin', 'python');
 const pbh = path.join(root, 'packages', 'core', 'dist', 'cli', 'main.js');
 const llms = path.join(root, '.cache', 'llms');
 const MODELS = (process.env.MODELS ?? 'llama_gqa,gpt2,qwen2,phi3').split(',');
-const ENGINES = (process.env.ENGINES ?? 'onnxruntime,openvino,transformers,onnxruntime-genai').split(',');
+const ENGINES = (process.env.ENGINES ?? 'onnxruntime,openvino,transformers,onnxruntime-genai,llama-cpp').split(',');
 const THREADS = Number(process.env.THREADS ?? 1);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const MAX_NEW = Number(process.env.MAX_NEW ?? 32);
 const PROMPTS = Number(process.env.PROMPTS ?? 8);
 // Target: PBH's figure within 3% of the bare loop's.
 const TOLERANCE_SHARE = 0.03;
-const THREAD_OPTION = { onnxruntime: 'intraOpNumThreads', openvino: 'threads', transformers: 'threads', 'onnxruntime-genai': 'threads' };
+const THREAD_OPTION = { onnxruntime: 'intraOpNumThreads', openvino: 'threads', transformers: 'threads', 'onnxruntime-genai': 'threads', 'llama-cpp': 'threads' };
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'pbh-bench-llm-'));
 const median = (xs) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
@@ -87,7 +89,8 @@ for (const model of MODELS) {
     try {
       const runPbh = (r) => {
         const row = pbhRun(model, engine, r);
-        folder ??= engine === 'transformers' ? path.join(llms, model, 'hf') : engine === 'onnxruntime-genai' ? JSON.parse(row.engine_facts).folder : exportFolder(model);
+        const facts = () => JSON.parse(row.engine_facts);
+        folder ??= engine === 'transformers' ? path.join(llms, model, 'hf') : engine === 'onnxruntime-genai' ? facts().folder : engine === 'llama-cpp' ? facts().gguf : exportFolder(model);
         pbhFigures.push({ ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms });
       };
       // Even rounds run PBH first (round 0 also finds the folder the bare loop reads), odd rounds the bare loop.

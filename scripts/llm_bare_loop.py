@@ -4,8 +4,8 @@
 
 ENGINE is transformers (model.generate with a streamer, on the Hugging Face FOLDER), onnxruntime or openvino (an
 InferenceSession or a compiled model on FOLDER/model.onnx, an Optimum export, fed by hand: neither runtime has a
-generate of its own for it), or onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER). One untimed
-request warms each up. PROMPTS.json
+generate of its own for it), onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER), or llama-cpp
+(llama-cpp-python's Llama.generate, greedy, on the GGUF file FOLDER). One untimed request warms each up. PROMPTS.json
 holds the token ids PBH fed. Prints {"ttft_ms": [...], "tpot_ms": [...]} per request: TTFT from the call to the first
 new token, TPOT the mean gap of the rest, as PBH reports them.
 """
@@ -139,6 +139,23 @@ def main() -> None:
         kv = (shape[1].get_length(), shape[3].get_length())
         hand_fed(run, names, kv, prompts[:1], max_new, np)  # warmup
         rows = hand_fed(run, names, kv, prompts, max_new, np)
+    elif engine == "llama-cpp":
+        import llama_cpp
+
+        # FOLDER is the GGUF the llama-cpp engine converted (its facts name it).
+        llm = llama_cpp.Llama(model_path=folder, n_ctx=512, n_threads=threads, n_threads_batch=threads, verbose=False)
+
+        def one(ids):
+            llm.reset()
+            start, times = ns(), []
+            for _ in llm.generate(ids, top_k=1, top_p=1.0, min_p=0.0, typical_p=1.0, temp=0.0, repeat_penalty=1.0, reset=True):
+                times.append(ns())
+                if len(times) >= max_new:
+                    break
+            return figures(start, times)
+
+        one(prompts[0])  # warmup
+        rows = [one(ids) for ids in prompts]
     else:
         raise SystemExit(f"unknown engine {engine}")
     print(json.dumps({"ttft_ms": [r[0] for r in rows], "tpot_ms": [r[1] for r in rows]}))
