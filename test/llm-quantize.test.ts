@@ -14,6 +14,7 @@ interface Row {
   error: string | null;
   precision: string;
   generation: string;
+  energy: string;
 }
 
 const VARIANTS = [
@@ -59,13 +60,22 @@ describe('pbh quantize on a language model (weight-only compression of an Optimu
       sessions: 1,
       rounds: { max_sessions: 1 },
     });
-    const r = await pbh(['run', config, '--db', db], { timeoutMs: 600_000 });
+    // --tdp-w: where no energy counter reads (no RAPL here), energy is the TDP estimate, labelled as one.
+    const r = await pbh(['run', config, '--db', db, '--tdp-w', '100'], { timeoutMs: 600_000 });
     expect(r.code, r.stderr).toBe(0);
     const rows = await queryJson<Row>(
       db,
-      "SELECT model_name AS model, engine_name AS engine, status, error, json_extract(profile_json, '$.engine.precision')::VARCHAR AS precision, json_extract(profile_json, '$.generation')::VARCHAR AS generation FROM profiles",
+      "SELECT model_name AS model, engine_name AS engine, status, error, json_extract(profile_json, '$.engine.precision')::VARCHAR AS precision, json_extract(profile_json, '$.generation')::VARCHAR AS generation, json_extract(profile_json, '$.energy')::VARCHAR AS energy FROM profiles",
     );
     expect(rows).toHaveLength(8);
+    // Energy per output token: the sessions' joules over their output tokens (one session of 4 requests here).
+    for (const row of rows) {
+      const g = JSON.parse(row.generation);
+      const e = JSON.parse(row.energy);
+      if (e.joules_per_sample === null) expect(g.joules_per_output_token).toBeNull();
+      else expect(g.joules_per_output_token).toBeCloseTo((e.joules_per_sample * 4) / g.output_tokens, 12);
+    }
+    expect(rows.some((row) => JSON.parse(row.generation).joules_per_output_token > 0)).toBe(true);
     const nll = (model: string, engine: string) => JSON.parse(rows.find((x) => x.model === model && x.engine === engine)!.generation).perplexity.nll_nats as number;
     for (const v of VARIANTS) {
       for (const engine of ['onnxruntime', 'openvino']) {

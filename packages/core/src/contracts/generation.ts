@@ -103,6 +103,8 @@ export const GenerationResultSchema = z.object({
   /** vLLM's goodput: requests/s meeting every SLO (ttft, and each request's tpot for itl_ms); null without SLOs. */
   slo: z.object({ ttft_ms: z.number().nullable(), itl_ms: z.number().nullable() }).nullable(),
   goodput_rps: z.number().nullable(),
+  /** Energy per output token: the sessions' joules (profile.energy, its method there) over their output tokens; null when energy was not measured. Absent in older Profiles. */
+  joules_per_output_token: z.number().nullable().optional(),
   good_requests: z.number().int().nullable(),
   /** Bytes of one request's key-value cache (PBH's graph: its whole capacity; a Hugging Face decoder: at the longest request's end) and of all in flight at the cap. */
   kv_cache_bytes: z.number().int(),

@@ -200,5 +200,8 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   profile.interference = summarizeInterference(interference);
   // A generate session's samples are its requests: joules per request.
   profile.energy = profileEnergy(energy, figures.sessions.map((s) => s.samples), exp.energy.enabled);
+  const perRequest = profile.energy?.joules_per_sample ?? null;
+  const requests = figures.sessions.reduce((a, s) => a + s.samples, 0);
+  profile.generation.joules_per_output_token = perRequest === null || profile.generation.output_tokens === 0 ? null : (perRequest * requests) / profile.generation.output_tokens;
   profile.engine.facts = { ...profile.engine.facts, generation_executor: gen.executor };
 }
