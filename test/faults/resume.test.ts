@@ -22,7 +22,7 @@ describe('--resume after a change outside the cell key', () => {
   it('runs the cell again for each change, saying why; an unchanged cell is kept; every run is a stored Profile', async () => {
     // One session, no layer profile: the case is about which cells run. Every step's config is written first
     // (c0.yaml, c1.yaml, ...), so the runs are all that change the sandbox.
-    const configs = CHANGES.reduce<Config[]>((all, [, change]) => [...all, change(all.at(-1)!)], [{ ...oneCell(), sessions: 1, layer_profile: { enabled: false } } as Config]);
+    const configs = CHANGES.reduce<Config[]>((all, [, change]) => [...all, change(all.at(-1)!)], [{ ...(oneCell() as Config), sessions: 1, layer_profile: { enabled: false } }]);
     const s = await sandbox('resume', (p) => Promise.all(configs.map((c, i) => writeConfig(p.work, `c${i}.yaml`, c))));
     const run = (step: number) => inSandbox(s, ['run', path.join(s.work, `c${step}.yaml`), '--db', s.db, '--resume']);
     const first = await run(0);
