@@ -2,7 +2,8 @@
 // npm run bench:serve — the openai engine's client against servers it starts on loopback:
 //  1. its own floor on scripts/openai_echo_server.py (each stream in one write): TTFT p99 with 1, 8, 16 ... STREAMS
 //     requests sent at once (target < 1 ms at 64), the echo server's CPU a request over the same run (it shares the
-//     cores, so it is part of that floor), and issue lateness p99 and max at RATE_FLOOR req/s (target < 1 ms at 200);
+//     cores, so it is part of that floor), and issue lateness p99 and max at RATE_FLOOR req/s (target < 1 ms at 200)
+//     beside the machine's own: a loop that only wakes at the same arrivals (scripts/serve_wake_loop.py);
 //  2. PBH beside a bare asyncio/httpx loop (scripts/serve_bare_loop.py) on one `transformers serve` process of the
 //     Llama folder, at RATE req/s, CONCURRENCY in flight: TTFT and TPOT p50 (target: within 5%).
 // Every figure is the median over ROUNDS (rounds alternate which client goes first), in ms. Needs `npm run build`,
@@ -35,6 +36,12 @@ const TOLERANCE_SHARE = 0.05;
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'pbh-bench-serve-'));
 const median = (xs) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
+/** The q-quantile with linear interpolation, as PBH's statistics take it. */
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (s.length - 1) * q;
+  return s[Math.floor(at)] + (s[Math.ceil(at)] - s[Math.floor(at)]) * (at - Math.floor(at));
+};
 const env = { ...process.env, USE_TF: '0' };
 const folder = path.join(llms, MODEL, 'hf');
 const texts = readFileSync(path.join(llms, 'data', 'prompts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).prompt);
@@ -102,6 +109,14 @@ function pbhRun(name, prompts, options, scenario, concurrency, maxNew) {
   return row;
 }
 
+/** The machine's lateness, ms: a loop that only wakes at the paced run's arrivals (PBH's session 0, seed 0). */
+function wakeLoop() {
+  const arrivals = path.join(work, 'wake-arrivals.json');
+  writeFileSync(arrivals, JSON.stringify(poissonArrivalsNs(FLOOR_REQUESTS, RATE_FLOOR, 0).slice(0, FLOOR_REQUESTS).map(Math.round)));
+  const out = execFileSync(python, [path.join(root, 'scripts', 'serve_wake_loop.py'), arrivals], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return JSON.parse(out.toString().trim().split('\n').at(-1)).late_ns.map((ns) => ns / 1e6);
+}
+
 function bare(base, model, prompts) {
   const file = path.join(work, 'bare-prompts.json');
   writeFileSync(file, JSON.stringify(prompts));
@@ -128,6 +143,8 @@ function printFloor(bursts, floor) {
   if (hi > lo) console.log(`echo server CPU per added request (${lo} to ${hi} streams): ${((m(bursts.get(hi), 'serverUs') - m(bursts.get(lo), 'serverUs')) / (hi - lo)).toFixed(0)} µs`);
   console.log([`issue lateness p99, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s`, fmt(m(floor, 'late99')), '', '', ''].join('\t'));
   console.log([`max issue lateness, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s`, fmt(m(floor, 'late')), '', '', '< 1'].join('\t'));
+  console.log([`the machine: a loop that only wakes at those arrivals, p99`, fmt(m(floor, 'wake99')), '', '', ''].join('\t'));
+  console.log([`the machine: a loop that only wakes at those arrivals, max`, fmt(m(floor, 'wake')), '', '', ''].join('\t'));
   console.log('n streams sent at once queue behind each other on one client loop and one server loop on the same cores: the last first token comes after n requests of both (per stream = p99 / n).');
 }
 
@@ -183,7 +200,8 @@ try {
       bursts.get(n).push({ ttft99: row.ttft_p99_ms, serverUs: (cpuNs(echoPid) - before) / 1e3 });
     }
     const pacedRow = pbhRun(`floor-paced-${r}`, paced, { base_url: echo }, { kind: 'server', target_qps: RATE_FLOOR }, Math.max(...STREAMS), MAX_NEW);
-    floor.push({ late99: pacedRow.late_p99_ms, late: pacedRow.late_max_ms });
+    const wake = wakeLoop();
+    floor.push({ late99: pacedRow.late_p99_ms, late: pacedRow.late_max_ms, wake99: quantile(wake, 0.99), wake: Math.max(...wake) });
   }
   printFloor(bursts, floor);
   if (process.env.FLOOR_ONLY !== '1') await compareWithBare();

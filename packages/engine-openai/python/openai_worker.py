@@ -112,7 +112,9 @@ class OpenAiEndpoint(Engine):
         tracing = aiohttp.TraceConfig()
 
         async def on_connect(session: Any, context: SimpleNamespace, params: Any) -> None:
-            context.trace_request_ctx.connected()
+            # Every request this session sends carries its Exchange (the warm-up's is discarded).
+            if isinstance(context.trace_request_ctx, Exchange):
+                context.trace_request_ctx.connected()
 
         tracing.on_connection_create_end.append(on_connect)
         timeout = aiohttp.ClientTimeout(total=float(self.options.get("timeout_s") or 600))

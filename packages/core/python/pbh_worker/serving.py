@@ -62,7 +62,8 @@ class Served:
     late_ns: list[int]
 
 
-async def _until(due_ns: int) -> None:
+async def until(due_ns: int) -> None:
+    """Return at due_ns (perf_counter ns), keeping the loop running meanwhile."""
     left = due_ns - time.perf_counter_ns()
     if left > _SPIN_NS:
         await asyncio.sleep((left - _SPIN_NS) / 1e9)
@@ -93,7 +94,7 @@ async def _schedule(session: Session, texts: list[str], prompts: list[list[int]]
         start = time.perf_counter_ns()
         for i in range(n):
             if arrivals_ns is not None:
-                await _until(start + arrivals_ns[i])
+                await until(start + arrivals_ns[i])
             waited = slots.locked()
             await slots.acquire()
             now = time.perf_counter_ns()
