@@ -5,7 +5,8 @@ converter turns into a GGUF once, kept beside PBH's export and keyed by the conv
 f32 for precision fp32, f16 for fp16. The precision that runs is read back from the GGUF's file type. Each request
 starts from an empty cache (llama-cpp-python would otherwise reuse a cached prefix of the previous prompt); the loop
 samples greedily and hands every token over as it is sampled, so PBH times each one, and llama.cpp's own counters
-(llama_perf_context: prompt eval and eval times) stand beside. No logits leave the loop: perplexity is not measured.
+(llama_perf_context: prompt eval and eval times) stand beside. Perplexity and the gate's ranks read llama.cpp's
+logits of every position through the same context (capability decoder), outside any timed region.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from typing import Any, Callable
 
 import llama_cpp
+import numpy as np
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.sources import build_home, hf_folder
@@ -46,9 +48,39 @@ def _file_type(metadata: dict[str, str], path: str) -> tuple[str, str, str | Non
     return FILE_TYPES[int(raw)]
 
 
+class _Decoder:
+    """llama.cpp's logits of every fed position, for perplexity and the gate's ranks (never for timing): one request's
+    tokens in the context at a time, re-fed from the start when another request's were there."""
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+        self.held: list[int] = []
+
+    def start(self) -> list[int]:
+        return []
+
+    def step(self, state: list[int], ids: list[int]) -> tuple[np.ndarray, list[int]]:
+        llm, vocab = self.llm, self.llm.n_vocab()
+        fed = state + ids
+        if len(fed) > llm.n_ctx():
+            raise WorkerError("bad_request", f"{len(fed)} tokens do not fit llama-cpp's context of {llm.n_ctx()}: raise the engine option contextLength")
+        start = len(state) if self.held == state else 0
+        llm.reset()
+        llm._ctx.kv_cache_seq_rm(-1, start, -1)  # noqa: SLF001 - llama-cpp-python keeps its context private; eval() would keep one row of logits only
+        rows: list[np.ndarray] = []
+        for i in range(start, len(fed), llm.n_batch):
+            chunk = fed[i:i + llm.n_batch]
+            llm._batch.set_batch(batch=chunk, n_past=i, logits_all=True)  # noqa: SLF001
+            llm._ctx.decode(llm._batch)  # noqa: SLF001
+            rows.append(np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(len(chunk) * vocab,)).reshape(len(chunk), vocab).copy())  # noqa: SLF001
+        self.held = fed
+        return np.concatenate(rows)[-len(ids):], fed
+
+
 class LlamaCpp(Engine):
     def __init__(self) -> None:
         self.llm: Any = None
+        self.scorer: _Decoder | None = None
 
     def about(self) -> About:
         system = llama_cpp.llama_print_system_info().decode()
@@ -94,10 +126,16 @@ class LlamaCpp(Engine):
     def bind(self, batch):
         raise WorkerError("unsupported", "llama-cpp runs the generate workload only (llama.cpp owns the cache): add a generate: block to the config")
 
+    def decoder(self) -> _Decoder:
+        self.scorer = self.scorer or _Decoder(self.llm)
+        return self.scorer
+
     def stream(self, ids: list[int], max_new_tokens: int, on_token: Callable[[int], None]) -> dict[str, float]:
         llm = self.llm
         # An empty cache per request: llama-cpp-python keeps the last prompt's cache and would skip a shared prefix.
         llm.reset()
+        if self.scorer is not None:
+            self.scorer.held = []
         llama_cpp.llama_perf_context_reset(llm.ctx)
         n = 0
         for token in llm.generate(ids, top_k=1, top_p=1.0, min_p=0.0, typical_p=1.0, temp=0.0, repeat_penalty=1.0, reset=True):
