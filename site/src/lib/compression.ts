@@ -26,12 +26,21 @@ export interface CompressionPoint {
   relThroughput: number | null;
   /** Dense accuracy - this accuracy, in percentage points (positive: accuracy lost); null without trained scores. */
   accuracyCost: number | null;
+  /** A language model's quality cost: its bits per byte on held-out text minus the dense model's (positive: worse). */
+  bitsPerByteCost: number | null;
   /** p99 / p50 of the per-batch latency: how long the tail is. */
   tail: number | null;
   noisy: boolean;
 }
 
-const QUANTIZED_LABEL: Record<string, string> = { static: 'INT8 static', dynamic: 'INT8 dynamic', nncf: 'INT8 static (NNCF)' };
+const QUANTIZED_LABEL: Record<string, string> = {
+  static: 'INT8 static',
+  dynamic: 'INT8 dynamic',
+  nncf: 'INT8 static (NNCF)',
+  int4: 'int4 weights (MatMulNBits)',
+  'nncf-int8': 'int8 weights (NNCF)',
+  'nncf-int4': 'int4 weights (NNCF)',
+};
 
 /**
  * The pruning label with its method from metadata (sparsity.ts pruningMethods: the file's own, else its pruned
@@ -50,7 +59,15 @@ function pruning(p: ProfileEntry, quantized: boolean, method: string | null): st
 /** What was done to the model and how it ran, as one label, with its sort position. */
 export function variantOf(p: ProfileEntry, method: string | null = p.profile.model?.sparsity?.method ?? null): { variant: string; order: number } {
   const q = p.profile.model?.quantized ?? null;
-  const quantized = q ? (QUANTIZED_LABEL[q.method] ?? `INT8 ${q.method}`) : p.profile.model?.quantization ? `quantized ${p.profile.model.quantization}` : null;
+  // Weights an engine compressed on its own path (an LLM runtime's option), read back from what it ran.
+  const weights = p.profile.engine.precision?.weights ?? null;
+  const quantized = q
+    ? (QUANTIZED_LABEL[q.method] ?? `${q.weight_dtype ?? 'quantized'} ${q.method}`)
+    : p.profile.model?.quantization
+      ? `quantized ${p.profile.model.quantization}`
+      : weights
+        ? `${weights} weights (${p.engine_name})`
+        : null;
   const pruned = pruning(p, quantized !== null, method);
   if (pruned && quantized) return { variant: `${pruned} + ${quantized}`, order: 4 };
   if (quantized) return { variant: quantized, order: 2 };
@@ -107,6 +124,8 @@ export function compressionPoints(current: readonly ProfileEntry[]): Compression
       const dense = denseByCell.get(cellOf(p, base)) ?? null;
       const accuracy = scoreKind(p) === 'accuracy' ? p.accuracy : null;
       const denseAccuracy = dense && scoreKind(dense) === 'accuracy' ? dense.accuracy : null;
+      const bpb = p.profile.generation?.perplexity?.bits_per_byte ?? null;
+      const denseBpb = dense?.profile.generation?.perplexity?.bits_per_byte ?? null;
       return {
         profile: p,
         ...variantOf(p, methods.get(p.model_name) ?? null),
@@ -115,6 +134,7 @@ export function compressionPoints(current: readonly ProfileEntry[]): Compression
         dense,
         relThroughput: dense?.throughput_mean ? (p.throughput_mean ?? 0) / dense.throughput_mean : null,
         accuracyCost: accuracy !== null && denseAccuracy !== null ? (denseAccuracy - accuracy) * 100 : null,
+        bitsPerByteCost: bpb !== null && denseBpb !== null ? bpb - denseBpb : null,
         tail: p.p50_ms && p.p99_ms ? p.p99_ms / p.p50_ms : null,
         noisy: noiseOf(p).noisy || (dense !== null && noiseOf(dense).noisy),
       };
