@@ -115,9 +115,14 @@ describe('the model page draws serving sweeps', () => {
       // The front the page marks is the one the table's own numbers give.
       const num = (text: string): number => Number(text.replace(/,/g, ''));
       const marked = rows.filter((r) => cell(r, 'On the front') === 'yes').map((r) => cell(r, 'Engine entry'));
-      const computed = paretoFront(rows, (r) => num(cell(r, 'Tokens/s per user')), (r) => num(cell(r, 'Output tokens/s'))).map((r) => cell(r, 'Engine entry'));
+      // The front is over the points not INVALID.
+      const valid = rows.filter((r) => cell(r, 'Verdict') !== 'INVALID');
+      const computed = paretoFront(valid, (r) => num(cell(r, 'Tokens/s per user')), (r) => num(cell(r, 'Output tokens/s'))).map((r) => cell(r, 'Engine entry'));
       expect(marked.length).toBeGreaterThan(0);
       expect(new Set(marked)).toEqual(new Set(computed));
+      // The TTFT chart's table is the same points with the same front.
+      const ttftTable = section.locator('[data-chart="serve-ttft-0"]').locator('xpath=ancestor::figure').locator('table tbody tr');
+      await expect(ttftTable.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')))).resolves.toEqual(rows);
       // Per user is 1000 / TPOT p50, as the column heads say.
       for (const r of rows) expect(Math.abs(num(cell(r, 'Tokens/s per user')) * num(cell(r, 'TPOT p50 ms')) / 1000 - 1)).toBeLessThan(0.02);
       // The generative table on the home page says which entries are endpoints.

@@ -92,7 +92,13 @@ const where = (d: ServingPoint): string => `${d.series}${d.endpoint ? ' (endpoin
 const byLoad = (points: readonly ServingPoint[]): ServingPoint[] => [...points].sort((a, b) => a.series.localeCompare(b.series) || a.load - b.load);
 const columns = ['Series', 'Engine entry', 'Served by', 'Offered', 'Requests/s served', 'TTFT p50 ms', 'TTFT p99 ms', 'TPOT p50 ms', 'Tokens/s per user', 'Output tokens/s', 'On the front', 'Verdict'];
 
-function table(points: readonly ServingPoint[], front: ReadonlySet<ServingPoint>): ChartView['table'] {
+/** The serving Pareto front: more tokens/s per user and more in all, over the points not INVALID (a late client's figures are not the server's). */
+export function servingFront(points: readonly ServingPoint[]): ServingPoint[] {
+  return paretoFront(points.filter((d) => !d.invalid), (d) => d.perUser, (d) => d.system);
+}
+
+function table(points: readonly ServingPoint[]): ChartView['table'] {
+  const front = new Set(servingFront(points));
   return {
     columns,
     rows: byLoad(points).map((d) => [
@@ -113,11 +119,11 @@ function dots(rows: readonly ServingPoint[], x: Plot.ChannelValue, y: Plot.Chann
 
 /**
  * System output tokens/s against tokens/s per user (1000 / TPOT p50), one point a Profile, a line per sweep, and the
- * Pareto front over them all (no point has both more per user and more in all): MLPerf Endpoints' serving curve.
+ * Pareto front over the points not INVALID (no point has both more per user and more in all): MLPerf Endpoints' curve.
  */
 export function tokensChart(points: readonly ServingPoint[], palette: Palette, id: string, title: string): (ChartView & { front: ServingPoint[] }) | null {
   if (points.length === 0) return null;
-  const front = paretoFront(points, (d) => d.perUser, (d) => d.system);
+  const front = servingFront(points);
   const onFront = new Set(front);
   const tip = (d: ServingPoint): string => `${where(d)}: ${fmtNum(d.perUser)} tokens/s per user, ${fmtNum(d.system)} output tokens/s${onFront.has(d) ? ', on the Pareto front' : ''}`;
   const rows = byLoad(points);
@@ -146,7 +152,7 @@ export function tokensChart(points: readonly ServingPoint[], palette: Palette, i
         ],
       },
     }),
-    table: table(points, onFront),
+    table: table(points),
   };
 }
 
@@ -178,7 +184,7 @@ export function ttftLoadChart(points: readonly ServingPoint[], palette: Palette,
         ],
       },
     }),
-    table: table(points, new Set()),
+    table: table(points),
   };
 }
 
