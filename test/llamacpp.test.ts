@@ -69,20 +69,21 @@ describe.skipIf(!installed)('llama.cpp (llama-cpp-python) on the project\'s LLMs
     for (const s of servers) s.kill();
   });
 
-  it('converts Hugging Face folders to GGUF once; passes the greedy gate token for token at fp32 and by top-k ranks at fp16; says why GPT-2 does not convert', async () => {
+  it('converts Hugging Face folders to GGUF once; passes the greedy gate token for token at fp32 and by top-k ranks at fp16 and Q8_0; says why GPT-2 does not convert', async () => {
     const dir = await tempDir('pbh-llamacpp-');
     const db = path.join(dir, 'llamacpp.duckdb');
     const engines = [
       { name: 'onnxruntime', options: { intraOpNumThreads: 1 } },
       { name: 'llama-cpp', options: { threads: 1 } },
       { name: 'llama-cpp', label: 'llama-cpp-f16', precision: 'fp16', options: { threads: 1 } },
+      { name: 'llama-cpp', label: 'llama-cpp-q8', options: { threads: 1, quant: 'Q8_0' } },
     ];
     const config = await writeConfig(dir, 'llamacpp.yaml', llmConfig('llamacpp-test', ['llama_gqa', 'qwen2', 'phi3', 'gpt2'].map(hf), engines));
     const r = await pbh(['run', config, '--db', db], { timeoutMs: 600_000 });
     expect(r.code, r.stderr).toBe(1);
     const by = new Map((await rows(db)).map((x) => [`${x.model}/${x.engine}`, x]));
     // llama.cpp's converter reads GPT-2's n_ctx, which transformers 4.57 no longer writes (n_positions).
-    for (const engine of ['llama-cpp', 'llama-cpp-f16']) {
+    for (const engine of ['llama-cpp', 'llama-cpp-f16', 'llama-cpp-q8']) {
       expect(by.get(`gpt2/${engine}`)).toMatchObject({ status: 'failed' });
       expect(by.get(`gpt2/${engine}`)!.error).toMatch(/convert_hf_to_gguf\.py could not convert .*gpt2.*n_ctx.*Run this model on onnxruntime, openvino or transformers/s);
     }
@@ -107,6 +108,16 @@ describe.skipIf(!installed)('llama.cpp (llama-cpp-python) on the project\'s LLMs
       const outtype = fp16 ? 'f16' : 'f32';
       expect(facts.gguf).toMatch(new RegExp(`model-llama-cpp-0\\.3\\.36-${outtype}\\.gguf$`));
       expect(facts.converter).toMatch(new RegExp(`convert_hf_to_gguf\\.py from the llama-cpp-python 0\\.3\\.36 sdist \\(--outtype ${outtype}`));
+    }
+    // llama.cpp's quantizer makes Q8_0 of the f32 GGUF; the weights are read back from its tensor types, and the
+    // gate ranks the reference's tokens among llama.cpp's logits.
+    for (const model of ['llama_gqa', 'qwen2', 'phi3']) {
+      const row = by.get(`${model}/llama-cpp-q8`)!;
+      expect(row.status, row.error ?? '').toBe('ok');
+      const g = JSON.parse(row.generation!);
+      expect(g.gate, model).toMatchObject({ passed: true, rule: 'top_k' });
+      expect(JSON.parse(row.precision!)).toMatchObject({ requested: 'fp32', executed: 'int8', weights: 'int8', evidence: expect.stringMatching(/GGUF tensor types: .*Q8_0/) });
+      expect(JSON.parse(row.facts!).quantizer).toMatch(/llama_model_quantize Q8_0 .* of model-llama-cpp-0\.3\.36-f32\.gguf/);
     }
   }, 620_000);
 

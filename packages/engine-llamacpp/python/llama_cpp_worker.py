@@ -2,7 +2,8 @@
 
 The model is a Hugging Face folder (or PBH's ONNX export of one, whose metadata names it) that llama.cpp's own
 converter turns into a GGUF once, kept beside PBH's export and keyed by the converter's release and the output type:
-f32 for precision fp32, f16 for fp16. The precision that runs is read back from the GGUF's file type. Each request
+f32 for precision fp32, f16 for fp16, then optionally llama.cpp's own quantizer makes a GGUF quant type of it (option quant). What runs is
+read back from the GGUF's tensor types. Each request
 starts from an empty cache (llama-cpp-python would otherwise reuse a cached prefix of the previous prompt); the loop
 samples greedily and hands every token over as it is sampled, so PBH times each one, and llama.cpp's own counters
 (llama_perf_context: prompt eval and eval times) stand beside. Perplexity and the gate's ranks read llama.cpp's
@@ -22,10 +23,12 @@ import numpy as np
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.sources import build_home, hf_folder
 
-# The GGUF output type per precision asked for, and what each GGUF file type executes as on ggml's CPU backend
-# (f16 weights multiply against activations converted to f16).
+# The GGUF output type per precision asked for (on ggml's CPU backend f16 weights multiply f16 activations).
 OUTTYPES = {"fp32": "f32", "fp16": "f16"}
-FILE_TYPES = {0: ("fp32", "f32", None), 1: ("fp16", "f16", None)}
+# GGUF quant types (engine option quant) as llama_model_quantize takes them. Their dot products run on 8-bit
+# quantized activation blocks (ggml's q8_0/q8_K vec_dot types), so they execute as int8 whatever the weights' bits.
+QUANTS = {"Q8_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0, "Q4_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_0, "Q4_K_M": llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_K_M, "Q5_K_M": llama_cpp.LLAMA_FTYPE_MOSTLY_Q5_K_M}
+QUANT_BITS = {"Q8": "int8", "Q6": "int6", "Q5": "int5", "Q4": "int4"}
 CONVERTER = os.path.join(os.path.dirname(os.path.realpath(__file__)), "hf_to_gguf.py")
 
 
@@ -40,12 +43,35 @@ def _convert(source: str, out: str, outtype: str) -> None:
     os.replace(partial, out)
 
 
-def _file_type(metadata: dict[str, str], path: str) -> tuple[str, str, str | None]:
-    """(executed, the GGUF type's name, weight compression) from general.file_type, as llama.cpp read the file."""
-    raw = metadata.get("general.file_type")
-    if raw is None or int(raw) not in FILE_TYPES:
-        raise WorkerError("unsupported_model", f"{path} has GGUF file type {raw}; this engine runs f32 and f16 GGUFs (general.file_type 0 or 1)")
-    return FILE_TYPES[int(raw)]
+def _quantize(source: str, out: str, quant: str) -> None:
+    """llama.cpp's own quantizer (llama_model_quantize) from the f32/f16 GGUF, written atomically."""
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = QUANTS[quant]
+    partial = out + ".partial"
+    if llama_cpp.llama_model_quantize(source.encode(), partial.encode(), params) != 0 or not os.path.isfile(partial):
+        raise WorkerError("unsupported_model", f"llama_model_quantize could not make a {quant} GGUF of {source}")
+    os.replace(partial, out)
+
+
+def _weights_read_back(path: str) -> tuple[str, str | None, str]:
+    """(executed, weight compression, evidence) from the GGUF's tensor types as written: llama.cpp falls back to
+    another type for a tensor whose rows do not fit a type's blocks, so the file type alone does not say what is there."""
+    from gguf import GGUFReader  # noqa: PLC0415 - the gguf package of requirements-llama-cpp.txt
+
+    census: dict[str, int] = {}
+    for tensor in GGUFReader(path).tensors:
+        kind = tensor.tensor_type.name
+        census[kind] = census.get(kind, 0) + 1
+    said = "GGUF tensor types: " + ", ".join(f"{n} {k}" for k, n in sorted(census.items()))
+    quantized = {k: n for k, n in census.items() if k[:2] in QUANT_BITS}
+    if quantized:
+        # The weights' bits: the type most tensors have (a Q4_K_M file keeps some tensors at Q6_K).
+        top = max(sorted(quantized), key=lambda k: quantized[k])
+        return "int8", QUANT_BITS[top[:2]], said
+    for kind, executed in (("F16", "fp16"), ("BF16", "bf16")):
+        if census.get(kind):
+            return executed, None, said
+    return "fp32", None, said
 
 
 class _Decoder:
@@ -103,7 +129,14 @@ class LlamaCpp(Engine):
         cached = os.path.isfile(out)
         if not cached:
             _convert(source, out, outtype)
-        return out, {"converted": not cached, "source": source, "converter": f"{llama_cpp_converter.SOURCE} (--outtype {outtype}, with its own gguf-py)"}
+        facts = {"converted": not cached, "source": source, "converter": f"{llama_cpp_converter.SOURCE} (--outtype {outtype}, with its own gguf-py)"}
+        quant = model.options.get("quant")
+        if quant:
+            quantized = out[: -len(".gguf")] + f"-{quant}.gguf"
+            if not os.path.isfile(quantized):
+                _quantize(out, quantized, str(quant))
+            return quantized, {**facts, "quantizer": f"llama_model_quantize {quant} (llama-cpp-python {llama_cpp.__version__}) of {os.path.basename(out)}"}
+        return out, facts
 
     def load(self, model: Model) -> Loaded:
         if model.precision not in OUTTYPES:
@@ -112,13 +145,13 @@ class LlamaCpp(Engine):
         threads = model.options.get("threads")
         kwargs: dict[str, Any] = {"n_threads": int(threads), "n_threads_batch": int(threads)} if threads else {}
         self.llm = llama_cpp.Llama(model_path=path, n_ctx=int(model.options.get("contextLength") or 512), seed=model.seed, verbose=False, **kwargs)
-        executed, type_name, weights = _file_type(self.llm.metadata, path)
-        if executed != model.precision:
-            raise WorkerError("unsupported_model", f"{path} is a {type_name} GGUF, which runs as {executed}; precision {model.precision} was asked for: name a {OUTTYPES[model.precision]} GGUF, or the Hugging Face folder")
+        executed, weights, evidence = _weights_read_back(path)
+        if weights is None and executed != model.precision:
+            raise WorkerError("unsupported_model", f"{path} runs as {executed} ({evidence}); precision {model.precision} was asked for: name a {OUTTYPES[model.precision]} GGUF, or the Hugging Face folder")
         return Loaded(
             inputs=[TensorSpec("input_ids", "int32", [None])],
             outputs=[TensorSpec("logits", "float32", [None, self.llm.n_vocab()])],
-            precision=Precision(executed, f"the GGUF's general.file_type as llama.cpp loaded it: {type_name}", weights),
+            precision=Precision(executed, f"{evidence}; general.file_type {self.llm.metadata.get('general.file_type')}" + ("; quantized dot products run on 8-bit activation blocks" if weights else ""), weights),
             threads=int(llama_cpp.llama_n_threads(self.llm.ctx)),
             facts={**facts, "gguf": path, "architecture": self.llm.metadata.get("general.architecture"), "loop": "Llama.generate, greedy (temp 0), cache cleared per request"},
         )
