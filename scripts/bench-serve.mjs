@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // npm run bench:serve — the openai engine's client against servers it starts on loopback:
 //  1. its own floor on scripts/openai_echo_server.py (each stream in one write): TTFT p99 with 1, 8, 16 ... STREAMS
-//     requests sent at once (target < 1 ms at 64), the echo server's CPU a request over the same run (it shares the
-//     cores, so it is part of that floor), and issue lateness p99 and max at RATE_FLOOR req/s (target < 1 ms at 200)
+//     requests sent at once (target < 1 ms at 64), the echo server's CPU over each run and per added request (it
+//     shares the cores, so it is part of that floor), and issue lateness p99 and max at RATE_FLOOR req/s (target < 1 ms at 200)
 //     beside the machine's own: a loop that only wakes at the same arrivals (scripts/serve_wake_loop.py);
 //  2. PBH beside a bare asyncio/httpx loop (scripts/serve_bare_loop.py) on one `transformers serve` process of the
 //     Llama folder, at RATE req/s, CONCURRENCY in flight: TTFT and TPOT p50 (target: within 5%).

@@ -3,6 +3,7 @@ import { paddedScale, timeAxis } from '../charts/axes.js';
 import { makePalette, type Palette } from '../charts/palette.js';
 import { renderChart } from '../charts/render.js';
 import type { ChartView } from './comparison-charts.js';
+import { currentProfiles } from './comparisons.js';
 import type { ProfileEntry } from './data.js';
 import { fmtNum } from './format.js';
 import { paretoFront } from './pareto.js';
@@ -82,9 +83,19 @@ export function servingPoints(profiles: readonly ProfileEntry[]): ServingPoint[]
   });
 }
 
-/** The serving series' colours, from every point the site holds (a series keeps its colour on every page). */
-export function servingPalette(points: readonly ServingPoint[]): Palette {
-  return makePalette(points.map((d) => d.series), []);
+const cache = new WeakMap<readonly ProfileEntry[], { points: ServingPoint[]; palette: Palette }>();
+
+/**
+ * The site's serving points (each cell's current Profile) and their colours, from every Profile the site holds, once
+ * per build: a series keeps its name and colour on every model page.
+ */
+export function siteServing(all: readonly ProfileEntry[]): { points: ServingPoint[]; palette: Palette } {
+  const seen = cache.get(all);
+  if (seen) return seen;
+  const points = servingPoints(currentProfiles([...all]));
+  const made = { points, palette: makePalette(points.map((d) => d.series), []) };
+  cache.set(all, made);
+  return made;
 }
 
 const MARGINS = { marginTop: 20, marginRight: 24, marginBottom: 40, marginLeft: 64 };
