@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
@@ -76,7 +77,10 @@ async def _schedule(session: Session, texts: list[str], prompts: list[list[int]]
     exchanges = [Exchange() for _ in range(n)]
     ready = [0] * n
     slots = asyncio.Semaphore(concurrency)
-    freed: list[int] = []
+    # When each free slot became free, oldest first (None: free since the start). A request could go at the later of
+    # its arrival and the oldest free slot's time: checking only whether it had to wait at its turn would count the
+    # wait of a request queued behind others, whose slots then freed together, as the client's lateness.
+    free_since: deque[int | None] = deque([None] * concurrency)
     errors: list[str] = []
     async with session(concurrency) as send:
 
@@ -87,7 +91,7 @@ async def _schedule(session: Session, texts: list[str], prompts: list[list[int]]
             except Exception as e:  # noqa: BLE001 - any failure of a request is reported, with its index
                 errors.append(f"request {i}: {type(e).__name__}: {e}")
             finally:
-                freed.append(time.perf_counter_ns())
+                free_since.append(time.perf_counter_ns())
                 slots.release()
 
         tasks = []
@@ -95,15 +99,15 @@ async def _schedule(session: Session, texts: list[str], prompts: list[list[int]]
         for i in range(n):
             if arrivals_ns is not None:
                 await until(start + arrivals_ns[i])
-            waited = slots.locked()
             await slots.acquire()
             now = time.perf_counter_ns()
+            since = free_since.popleft()
             if arrivals_ns is None:
                 # Closed loop: a request arrives when a slot is free.
-                scheduled = freed[-1] if waited and freed else now
+                scheduled = now if since is None else since
             else:
                 scheduled = start + arrivals_ns[i]
-            ready_ns = max(scheduled, freed[-1]) if waited and freed else scheduled
+            ready_ns = scheduled if since is None else max(scheduled, since)
             exchanges[i].scheduled_ns = scheduled
             ready[i] = ready_ns
             tasks.append(asyncio.create_task(one(i)))

@@ -62,3 +62,21 @@ def test_a_failed_request_fails_the_schedule_naming_it():
 def test_an_empty_completion_is_refused():
     with pytest.raises(WorkerError, match="request 0: the server streamed no output text"):
         serving.serve_schedule(_session(chunks=0), ["a"], [[1]], 3, None, 1)
+
+
+def test_waiting_for_a_slot_is_queueing_even_when_several_slots_free_at_once():
+    # Two slots, six requests due at once, each held by the server a while: requests 2-5 queue for slots that free in
+    # pairs. Their lateness runs from when a slot freed, never from their arrival (that wait is queueing).
+    @asynccontextmanager
+    async def session(concurrency):
+        async def send(text, ids, max_new_tokens, exchange):
+            exchange.first_byte()
+            await asyncio.sleep(0.02)
+            exchange.chunk(" tok")
+
+        yield send
+
+    served = serving.serve_schedule(session, list("abcdef"), [[1]] * 6, 1, [0] * 6, 2)
+    first_end = min(e.chunk_ns[-1] for e in served.exchanges)
+    for e, late in list(zip(served.exchanges, served.late_ns))[2:]:
+        assert e.issued_ns - late >= first_end, "a queued request's lateness started before any slot freed"
