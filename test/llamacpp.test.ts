@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -119,6 +120,37 @@ describe.skipIf(!installed)('llama.cpp (llama-cpp-python) on the project\'s LLMs
       expect(JSON.parse(row.precision!)).toMatchObject({ requested: 'fp32', executed: 'int8', weights: 'int8', evidence: expect.stringMatching(/GGUF tensor types: .*Q8_0/) });
       expect(JSON.parse(row.facts!).quantizer).toMatch(/llama_model_quantize Q8_0 .* of model-llama-cpp-0\.3\.36-f32\.gguf/);
     }
+  }, 620_000);
+
+  it('takes GGUF files as models[].path: the other engines run their transformers export, llama-cpp the file, tokens from its own vocabulary', async () => {
+    const dir = await tempDir('pbh-llamacpp-gguf-');
+    const files: Record<string, string> = {};
+    for (const outtype of ['f32', 'q8_0']) {
+      files[outtype] = path.join(dir, `llama_gqa-${outtype}.gguf`);
+      const converted = await execa(venv!.python, [path.join(ROOT, 'packages', 'engine-llamacpp', 'python', 'hf_to_gguf.py'), '--outtype', outtype, '--outfile', files[outtype]!, path.join(LLMS, 'llama_gqa', 'hf')], { reject: false });
+      expect(converted.exitCode, converted.stderr).toBe(0);
+    }
+    const junk = path.join(dir, 'junk.gguf');
+    await writeFile(junk, 'not a model');
+    const db = path.join(dir, 'gguf.duckdb');
+    const models = [{ name: 'gguf_f32', path: files.f32 }, { name: 'gguf_q8', path: files.q8_0 }, { name: 'junk', path: junk }];
+    const config = await writeConfig(dir, 'gguf.yaml', llmConfig('llamacpp-gguf', models, [{ name: 'onnxruntime', options: { intraOpNumThreads: 1 } }, { name: 'llama-cpp', options: { threads: 1 } }]));
+    const r = await pbh(['run', config, '--db', db], { timeoutMs: 600_000 });
+    expect(r.code).toBe(1);
+    const all = await rows(db);
+    const by = new Map(all.map((x) => [`${x.model}/${x.engine}`, x]));
+    for (const [model, rule] of [['gguf_f32', 'exact'], ['gguf_q8', 'top_k']] as const) {
+      for (const engine of ['onnxruntime', 'llama-cpp']) expect(by.get(`${model}/${engine}`)?.status, by.get(`${model}/${engine}`)?.error ?? '').toBe('ok');
+      const g = JSON.parse(by.get(`${model}/llama-cpp`)!.generation!);
+      expect(g.gate, model).toMatchObject({ reference_engine: 'onnxruntime', passed: true, rule });
+      // The tokenizer.json beside the export is built from the GGUF's vocabulary (checked against llama.cpp's own tokenization).
+      expect(g.tokenizer).toMatchObject({ kind: 'tokenizer.json', vocab_size: 512 });
+      expect(JSON.parse(by.get(`${model}/llama-cpp`)!.facts!)).toMatchObject({ converted: false, source: files[model === 'gguf_f32' ? 'f32' : 'q8_0'] });
+    }
+    const source = JSON.parse((await queryJson<{ s: string }>(db, "SELECT json_extract(profile_json, '$.model.source')::VARCHAR AS s FROM profiles WHERE model_name = 'gguf_q8' LIMIT 1"))[0]!.s);
+    expect(source).toMatchObject({ path: files.q8_0, format: 'gguf' });
+    expect(source.exporter).toMatch(/transformers from_pretrained\(gguf_file=\) \(LlamaForCausalLM; tokenizer\.json: tokenizers BPE from the GGUF's tokens and merges\), then optimum-onnx main_export/);
+    expect(all.find((x) => x.model === 'junk')!.error).toMatch(/junk\.gguf: does not start with the GGUF magic/);
   }, 620_000);
 
   it('serves a GGUF with python -m llama_cpp.server: the openai engine at a Poisson rate and to its capacity, every point kept', async () => {

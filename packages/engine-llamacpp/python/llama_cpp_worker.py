@@ -1,9 +1,9 @@
 """llama.cpp through llama-cpp-python: its own greedy generate loop on a GGUF, one request at a time.
 
-The model is a Hugging Face folder (or PBH's ONNX export of one, whose metadata names it) that llama.cpp's own
-converter turns into a GGUF once, kept beside PBH's export and keyed by the converter's release and the output type:
-f32 for precision fp32, f16 for fp16, then optionally llama.cpp's own quantizer makes a GGUF quant type of it (option quant). What runs is
-read back from the GGUF's tensor types. Each request
+The model is a GGUF, or a Hugging Face folder that llama.cpp's own converter turns into a GGUF once (f32 for
+precision fp32, f16 for fp16), kept beside PBH's export and keyed by the converter's release and the output type; the
+harness hands PBH's ONNX export of either, whose metadata names the source. Option quant makes a GGUF quant type of
+it with llama.cpp's own quantizer. What runs is read back from the GGUF's tensor types. Each request
 starts from an empty cache (llama-cpp-python would otherwise reuse a cached prefix of the previous prompt); the loop
 samples greedily and hands every token over as it is sampled, so PBH times each one, and llama.cpp's own counters
 (llama_perf_context: prompt eval and eval times) stand beside. Perplexity and the gate's ranks read llama.cpp's
@@ -41,6 +41,17 @@ def _convert(source: str, out: str, outtype: str) -> None:
         said = " ".join(line for line in done.stderr.strip().splitlines()[-4:] if line.strip())
         raise WorkerError("unsupported_model", f"llama.cpp's convert_hf_to_gguf.py could not convert {source} to GGUF: {said[-700:]}. Run this model on onnxruntime, openvino or transformers")
     os.replace(partial, out)
+
+
+def _gguf_source(path: str) -> str | None:
+    """The GGUF a user named, behind PBH's ONNX export of it (its metadata: pbh.source.format gguf)."""
+    if not path.endswith(".onnx") or not os.path.isfile(path):
+        return None
+    import onnx  # noqa: PLC0415
+
+    meta = {p.key: p.value for p in onnx.load(path, load_external_data=False).metadata_props}
+    source = meta.get("pbh.source.path")
+    return source if meta.get("pbh.source.format") == "gguf" and source and os.path.isfile(source) else None
 
 
 def _quantize(source: str, out: str, quant: str) -> None:
@@ -113,30 +124,34 @@ class LlamaCpp(Engine):
         return About(version=llama_cpp.__version__, details={"system_info": system.strip()})
 
     def _gguf(self, model: Model) -> tuple[str, dict[str, Any]]:
-        if model.path.endswith(".gguf") and os.path.isfile(model.path):
-            return model.path, {"converted": False}
+        """The GGUF to run: the one the user named, else the Hugging Face folder's converted once; option quant's of it."""
+        out, facts = self._source_gguf(model)
+        quant = model.options.get("quant")
+        if not quant:
+            return out, facts
+        quantized = os.path.join(build_home(model.path, model.work_dir, "llama-cpp"), os.path.basename(out)[: -len(".gguf")] + f"-{quant}.gguf")
+        if not os.path.isfile(quantized):
+            _quantize(out, quantized, str(quant))
+        return quantized, {**facts, "quantizer": f"llama_model_quantize {quant} (llama-cpp-python {llama_cpp.__version__}) of {os.path.basename(out)}"}
+
+    def _source_gguf(self, model: Model) -> tuple[str, dict[str, Any]]:
+        named = model.path if model.path.endswith(".gguf") and os.path.isfile(model.path) else _gguf_source(model.path)
+        if named is not None:
+            return named, {"converted": False, "source": named}
         source = hf_folder(model.path, "llama-cpp")
         if source is None:
             raise WorkerError(
                 "unsupported_model",
-                f"{model.path} is neither a GGUF file nor a Hugging Face folder: llama.cpp runs a GGUF. Name the Hugging Face folder in models[].path (PBH converts it once).",
+                f"{model.path} is neither a GGUF file nor a Hugging Face folder: llama.cpp runs a GGUF. Name either in models[].path (PBH converts a folder once).",
             )
         import llama_cpp_converter  # noqa: PLC0415 - kept by pbh doctor --fix --engine llama-cpp
 
         outtype = OUTTYPES[model.precision]
-        base = build_home(model.path, model.work_dir, "llama-cpp")
-        out = os.path.join(base, f"model-llama-cpp-{llama_cpp.__version__}-{outtype}.gguf")
+        out = os.path.join(build_home(model.path, model.work_dir, "llama-cpp"), f"model-llama-cpp-{llama_cpp.__version__}-{outtype}.gguf")
         cached = os.path.isfile(out)
         if not cached:
             _convert(source, out, outtype)
-        facts = {"converted": not cached, "source": source, "converter": f"{llama_cpp_converter.SOURCE} (--outtype {outtype}, with its own gguf-py)"}
-        quant = model.options.get("quant")
-        if quant:
-            quantized = out[: -len(".gguf")] + f"-{quant}.gguf"
-            if not os.path.isfile(quantized):
-                _quantize(out, quantized, str(quant))
-            return quantized, {**facts, "quantizer": f"llama_model_quantize {quant} (llama-cpp-python {llama_cpp.__version__}) of {os.path.basename(out)}"}
-        return out, facts
+        return out, {"converted": not cached, "source": source, "converter": f"{llama_cpp_converter.SOURCE} (--outtype {outtype}, with its own gguf-py)"}
 
     def load(self, model: Model) -> Loaded:
         if model.precision not in OUTTYPES:

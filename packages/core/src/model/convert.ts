@@ -28,6 +28,12 @@ export const CONVERTERS = [
     accepts: 'a Hugging Face model folder (config.json, weights, tokenizer.json)',
     matches: (file: string): boolean => existsSync(path.join(file, 'config.json')),
   },
+  {
+    name: 'gguf',
+    framework: 'llama.cpp',
+    accepts: 'a GGUF file (llama.cpp)',
+    matches: (file: string): boolean => file.endsWith('.gguf'),
+  },
 ] as const satisfies readonly { name: string; framework: string; accepts: string; matches: (file: string) => boolean }[];
 export type Converter = (typeof CONVERTERS)[number];
 
