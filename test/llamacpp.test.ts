@@ -160,7 +160,9 @@ describe.skipIf(!installed)('llama.cpp (llama-cpp-python) on the project\'s LLMs
     const converted = await execa(venv!.python, [path.join(ROOT, 'packages', 'engine-llamacpp', 'python', 'hf_to_gguf.py'), '--outtype', 'f32', '--outfile', gguf, path.join(LLMS, 'llama_gqa', 'hf')], { reject: false });
     expect(converted.exitCode, converted.stderr).toBe(0);
     const port = await freePort();
-    const proc = execa(venv!.python, ['-m', 'llama_cpp.server', '--model', gguf, '--host', '127.0.0.1', '--port', String(port), '--n_ctx', '512', '--n_threads', '1', '--n_threads_batch', '1', '--seed', '0'], { cwd: ROOT, reject: false, all: true, buffer: false });
+    // One Llama behind a lock: requests are served one at a time (no parallel slots in llama-cpp-python's server), and
+    // by default a request that waits cuts the streaming one short, which a load test must not have.
+    const proc = execa(venv!.python, ['-m', 'llama_cpp.server', '--model', gguf, '--host', '127.0.0.1', '--port', String(port), '--n_ctx', '512', '--n_threads', '1', '--n_threads_batch', '1', '--seed', '0', '--interrupt_requests', 'False'], { cwd: ROOT, reject: false, all: true, buffer: false });
     servers.push(proc);
     let said = '';
     await new Promise<void>((resolve, reject) => {
