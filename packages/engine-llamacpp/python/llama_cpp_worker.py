@@ -162,7 +162,8 @@ class LlamaCpp(Engine):
         self.llm = llama_cpp.Llama(model_path=path, n_ctx=int(model.options.get("contextLength") or 512), seed=model.seed, verbose=False, **kwargs)
         executed, weights, evidence = _weights_read_back(path)
         if weights is None and executed != model.precision:
-            raise WorkerError("unsupported_model", f"{path} runs as {executed} ({evidence}); precision {model.precision} was asked for: name a {OUTTYPES[model.precision]} GGUF, or the Hugging Face folder")
+            fix = f"set precision: {executed} on this engine" if executed in OUTTYPES else "convert it to an f32 or f16 GGUF"
+            raise WorkerError("unsupported_model", f"{path} runs as {executed} ({evidence}); precision {model.precision} was asked for: {fix}, or name the Hugging Face folder")
         return Loaded(
             inputs=[TensorSpec("input_ids", "int32", [None])],
             outputs=[TensorSpec("logits", "float32", [None, self.llm.n_vocab()])],
