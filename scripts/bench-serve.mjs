@@ -4,7 +4,7 @@
 //     requests sent at once (target < 1 ms at 64), the echo server's CPU over each run and per added request (it
 //     shares the cores, so it is part of that floor), and issue lateness p99 and max at RATE_FLOOR req/s (target < 1 ms at 200)
 //     beside the machine's own: a loop that only wakes at the same arrivals (scripts/serve_wake_loop.py);
-//  2. PBH beside a bare asyncio/httpx loop (scripts/serve_bare_loop.py) on one `transformers serve` process of the
+//  2. PBH beside a bare asyncio/aiohttp loop (scripts/serve_bare_loop.py) on one `transformers serve` process of the
 //     Llama folder, at RATE req/s, CONCURRENCY in flight: TTFT and TPOT p50 (target: within 5%).
 // Every figure is the median over ROUNDS (rounds alternate which client goes first), in ms. Needs `npm run build`,
 // the venv with the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm) and npm run generate:llms.

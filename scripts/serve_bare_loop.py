@@ -1,4 +1,4 @@
-"""A bare asyncio/httpx client for bench:serve: Poisson arrivals, a concurrency cap, TTFT and TPOT from the arrival.
+"""A bare asyncio/aiohttp client for bench:serve (the HTTP library PBH's openai engine uses): Poisson arrivals, a concurrency cap, TTFT and TPOT from the arrival.
 
     python scripts/serve_bare_loop.py BASE_URL MODEL ENDPOINT PROMPTS.json MAX_NEW ARRIVALS.json CONCURRENCY TOKENIZER
 
@@ -14,7 +14,7 @@ import json
 import sys
 import time
 
-import httpx
+import aiohttp
 from tokenizers import Tokenizer
 
 
@@ -24,15 +24,17 @@ async def main(base: str, model: str, endpoint: str, prompts: list[str], max_new
     slots = asyncio.Semaphore(concurrency)
     ttft: list[float] = []
     tpot: list[float] = []
-    async with httpx.AsyncClient(limits=httpx.Limits(max_connections=concurrency), timeout=600) as client:
+    connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency, keepalive_timeout=3600)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=600)) as client:
 
         async def one(text: str, arrival: float) -> None:
             async with slots:
                 body = {"model": model, "max_tokens": max_new, "temperature": 0, "stream": True}
                 body |= {"messages": [{"role": "user", "content": text}]} if endpoint == "chat" else {"prompt": text}
                 times, out = [], []
-                async with client.stream("POST", url, json=body) as response:
-                    async for line in response.aiter_lines():
+                async with client.post(url, json=body) as response:
+                    async for raw in response.content:
+                        line = raw.decode().strip()
                         if not line.startswith("data:") or line[5:].strip() == "[DONE]":
                             continue
                         for choice in json.loads(line[5:]).get("choices") or []:
@@ -46,7 +48,11 @@ async def main(base: str, model: str, endpoint: str, prompts: list[str], max_new
 
         # One untimed request first (PBH's warmup_batches: 1), and every connection opened before the schedule.
         await one(prompts[0], time.perf_counter())
-        await asyncio.gather(*(client.get(base) for _ in range(concurrency)))
+        async def touch() -> None:
+            async with client.get(f"{base}/models") as response:
+                await response.read()
+
+        await asyncio.gather(*(touch() for _ in range(concurrency)))
         ttft.clear()
         tpot.clear()
         start = time.perf_counter()
