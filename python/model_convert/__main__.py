@@ -5,7 +5,7 @@ CONVERTER names a module of this package (CONVERTERS below; packages/core/src/mo
 with the paths each takes). Prints one JSON object: {onnx_path, format, source_sha256, exporter, exporter_version,
 framework_version, export_ms, cache_hit, input_names, output_names}. The export is kept under DIR/<key>/model.onnx,
 the key hashing the source's bytes (every file of a folder), the converter, the framework's version and
-EXPORT_VERSION, so every cell of a model and every later sweep reuses it. The ONNX file names its source in its
+EXPORT_VERSION (and the source's path for a converter with KEYED_BY_PATH), so every cell of a model and every later sweep reuses it. The ONNX file names its source in its
 metadata (pbh.source.path, pbh.source.sha256, pbh.source.format, pbh.exporter): an engine that runs the source
 natively (the PyTorch and TensorFlow engines) loads that source instead.
 Errors go to stderr with exit 2 (bad input, the framework not installed) or 1 (export failed), one line naming the
@@ -69,7 +69,8 @@ def main() -> None:
         fail(2, f"{args.model} is a {converter.FRAMEWORK} model, and this venv cannot import it ({e}): {converter.INSTALL}")
     source_sha = sha256(path)
     # A converter's own VERSION (bumped when what its exports hold changes) keys its rows alone; 0 where it has none.
-    key = hashlib.sha256(json.dumps([source_sha, args.converter, framework_version, EXPORT_VERSION, *([converter.VERSION] if getattr(converter, "VERSION", 0) else [])]).encode()).hexdigest()[:32]
+    # A converter whose source an engine runs by the path the export names (KEYED_BY_PATH) keys its rows by that path too.
+    key = hashlib.sha256(json.dumps([source_sha, args.converter, framework_version, EXPORT_VERSION, *([converter.VERSION] if getattr(converter, "VERSION", 0) else []), *([path] if getattr(converter, "KEYED_BY_PATH", False) else [])]).encode()).hexdigest()[:32]
     folder = os.path.join(os.path.abspath(args.cache), key)
     target, summary_path = os.path.join(folder, "model.onnx"), os.path.join(folder, "export.json")
     if os.path.isfile(target) and os.path.isfile(summary_path):

@@ -21,6 +21,8 @@ FRAMEWORK = "llama.cpp GGUF (read by transformers and llama-cpp-python)"
 INSTALL = "npx pbh doctor --fix --engine llama-cpp"
 PROBE = "def mean(xs):\n    return sum(xs) / len(xs)  # the average, 3.5 or 42!\n\tÉté, naïve café; 你好 🙂"
 CONTROL = 3
+# llama-cpp runs the GGUF at the path the export's metadata names: a copy elsewhere gets its own export.
+KEYED_BY_PATH = True
 
 
 def check(path: str) -> None:
