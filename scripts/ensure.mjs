@@ -72,8 +72,9 @@ if (purpose === 'test') {
 // when an engine is unavailable, which the tests and the demo report in their own words.
 // The tests also run the PyTorch engines, whose torch (with its CUDA libraries, ~5.5 GB) the demo leaves out, and the
 // LLM side (transformers, Optimum, OpenVINO GenAI, ONNX Runtime GenAI) on the models python/generate_llms.py builds,
-// and the TensorFlow and LiteRT engines (python/requirements-tensorflow.txt) on python/generate_tf_models.py's models.
-const extras = purpose === 'test' ? ['--engine', 'pytorch', '--engine', 'llm', '--engine', 'tensorflow'] : [];
+// and the TensorFlow and LiteRT engines (python/requirements-tensorflow.txt) on python/generate_tf_models.py's models,
+// and llama.cpp (python/requirements-llama-cpp.txt: llama-cpp-python built from source, 4 to 9 minutes on 2 cores).
+const extras = purpose === 'test' ? ['--engine', 'pytorch', '--engine', 'llm', '--engine', 'tensorflow', '--engine', 'llama-cpp'] : [];
 run('python runtimes (.venv)', 'node', [path.join('packages', 'core', 'dist', 'cli', 'main.js'), 'doctor', '--fix', ...extras], { allowFail: true });
 if (purpose === 'demo') process.stderr.write('demo: the PyTorch engines are left out; add them with: npx pbh doctor --fix --engine pytorch\n');
 

@@ -54,14 +54,15 @@ function freePort(): Promise<number> {
   });
 }
 
-// llama-cpp-python is a source build of minutes (pbh doctor --fix --engine llama-cpp); where it is not installed these tests say so.
+// llama-cpp-python is a source build of minutes; npm test's setup installs it (pbh doctor --fix --engine llama-cpp).
 const venv = findVenvPython();
 const installed = venv ? (await execa(venv.python, ['-c', 'import llama_cpp, llama_cpp_converter'], { reject: false })).exitCode === 0 : false;
 
-describe.skipIf(!installed)('llama.cpp (llama-cpp-python) on the project\'s LLMs: in process and behind its OpenAI-compatible server', () => {
+describe('llama.cpp (llama-cpp-python) on the project\'s LLMs: in process and behind its OpenAI-compatible server', () => {
   const servers: ResultPromise[] = [];
 
   beforeAll(async () => {
+    expect(installed, 'llama-cpp-python and llama.cpp\'s converter in the venv: npx pbh doctor --fix --engine llama-cpp').toBe(true);
     // A no-op when .cache/llms is current.
     const built = await execa(venv!.python, [path.join(ROOT, 'python', 'generate_llms.py')], { cwd: ROOT, reject: false });
     expect(built.exitCode, built.stderr).toBe(0);
