@@ -5,6 +5,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findVenvPython } from '../packages/core/src/worker/venv.js';
 import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
+import { buildLlms, hf, llmConfig } from './llms.js';
 import { LLMS, ROOT } from './suite.js';
 
 const MAX_NEW = 8;
@@ -29,20 +30,6 @@ async function rows(db: string): Promise<Row[]> {
   );
 }
 
-function llmConfig(name: string, models: unknown[], engines: unknown[], generate: Record<string, unknown> = {}, limit = PROMPTS): Record<string, unknown> {
-  return {
-    name,
-    dataset: { kind: 'text', prompts: path.join(LLMS, 'data', 'prompts.jsonl'), held_out: path.join(LLMS, 'data', 'held_out.txt'), limit },
-    models,
-    generate: { max_new_tokens: MAX_NEW, gate_prompts: 2, ...generate },
-    engines,
-    batch_sizes: [1],
-    warmup_batches: 1,
-    sessions: 1,
-  };
-}
-
-const hf = (name: string) => ({ name, path: path.join(LLMS, name, 'hf') });
 
 /** A loopback port the OS says is free now. */
 function freePort(): Promise<number> {
@@ -63,9 +50,7 @@ describe('llama.cpp (llama-cpp-python) on the project\'s LLMs: in process and be
 
   beforeAll(async () => {
     expect(installed, 'llama-cpp-python and llama.cpp\'s converter in the venv: npx pbh doctor --fix --engine llama-cpp').toBe(true);
-    // A no-op when .cache/llms is current.
-    const built = await execa(venv!.python, [path.join(ROOT, 'python', 'generate_llms.py')], { cwd: ROOT, reject: false });
-    expect(built.exitCode, built.stderr).toBe(0);
+    await buildLlms();
   }, 600_000);
 
   afterAll(() => {
@@ -191,8 +176,7 @@ describe('llama.cpp (llama-cpp-python) on the project\'s LLMs: in process and be
           { name: 'openai', label: 'llamacpp-capacity', options, scenario: { kind: 'server', target_qps: 4, find_peak: true } },
         ],
         // SLOs a one-request-at-a-time server meets at low rates only, so the search brackets a capacity (or finds none).
-        { max_concurrency: 4, slo: { ttft_ms: 50, itl_ms: 20 }, gate_prompts: 0, perplexity: false },
-        SERVE_PROMPTS,
+        { generate: { max_concurrency: 4, slo: { ttft_ms: 50, itl_ms: 20 }, gate_prompts: 0, perplexity: false }, prompts: SERVE_PROMPTS },
       ),
     );
     const r = await pbh(['run', file, '--db', db], { timeoutMs: 300_000 });

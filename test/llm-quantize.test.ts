@@ -1,11 +1,10 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { analyzeModel } from '../packages/core/src/model/index.js';
-import { findVenvPython } from '../packages/core/src/worker/venv.js';
 import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
-import { LLMS, ROOT } from './suite.js';
+import { buildLlms } from './llms.js';
+import { LLMS } from './suite.js';
 
 interface Row {
   model: string;
@@ -24,12 +23,7 @@ const VARIANTS = [
 ];
 
 describe('pbh quantize on a language model (weight-only compression of an Optimum decoder)', () => {
-  beforeAll(async () => {
-    const venv = findVenvPython();
-    expect(venv, 'the project venv (npx pbh doctor --fix --engine llm)').toBeDefined();
-    const built = await execa(venv!.python, [path.join(ROOT, 'python', 'generate_llms.py')], { cwd: ROOT, reject: false });
-    expect(built.exitCode, built.stderr).toBe(0);
-  }, 600_000);
+  beforeAll(buildLlms, 600_000);
 
   it('writes int4 and int8 weight variants beside the tokenizer; ONNX Runtime and OpenVINO run them and read the weights back', async () => {
     const dir = await tempDir('pbh-llm-quantize-');

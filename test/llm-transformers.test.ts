@@ -1,9 +1,8 @@
 import path from 'node:path';
-import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { findVenvPython } from '../packages/core/src/worker/venv.js';
 import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
-import { LLMS, ROOT } from './suite.js';
+import { buildLlms } from './llms.js';
+import { LLMS } from './suite.js';
 
 interface Row {
   engine: string;
@@ -14,12 +13,7 @@ interface Row {
 }
 
 describe('transformers with a static cache and a compiled decode step', () => {
-  beforeAll(async () => {
-    const venv = findVenvPython();
-    expect(venv, 'the project venv (npx pbh doctor --fix --engine pytorch --engine llm)').toBeDefined();
-    const built = await execa(venv!.python, [path.join(ROOT, 'python', 'generate_llms.py')], { cwd: ROOT, reject: false });
-    expect(built.exitCode, built.stderr).toBe(0);
-  }, 600_000);
+  beforeAll(buildLlms, 600_000);
 
   it('runs StaticCache eager and torch.compiled, each gated token for token against ONNX Runtime; compile without it is refused', async () => {
     const dir = await tempDir('pbh-llm-static-');

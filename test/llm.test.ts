@@ -1,10 +1,9 @@
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { findVenvPython } from '../packages/core/src/worker/venv.js';
 import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
-import { LLMS, ROOT } from './suite.js';
+import { buildLlms, hf, llmConfig } from './llms.js';
+import { LLMS } from './suite.js';
 
 const MAX_NEW = 8;
 const PROMPTS = 4;
@@ -18,19 +17,6 @@ interface Row {
   source: string | null;
 }
 
-function llmConfig(name: string, models: unknown[], engines: unknown[], dataset: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    name,
-    dataset: { kind: 'text', prompts: path.join(LLMS, 'data', 'prompts.jsonl'), held_out: path.join(LLMS, 'data', 'held_out.txt'), limit: PROMPTS, ...dataset },
-    models,
-    generate: { max_new_tokens: MAX_NEW, gate_prompts: 2 },
-    engines,
-    batch_sizes: [1],
-    warmup_batches: 1,
-    sessions: 1,
-  };
-}
-
 async function rows(db: string): Promise<Row[]> {
   return queryJson<Row>(
     db,
@@ -38,16 +24,8 @@ async function rows(db: string): Promise<Row[]> {
   );
 }
 
-const hf = (name: string) => ({ name, path: path.join(LLMS, name, 'hf') });
-
 describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-2)', () => {
-  beforeAll(async () => {
-    const venv = findVenvPython();
-    expect(venv, 'the project venv (npx pbh doctor --fix --engine llm)').toBeDefined();
-    // A no-op when .cache/llms is current.
-    const built = await execa(venv!.python, [path.join(ROOT, 'python', 'generate_llms.py')], { cwd: ROOT, reject: false });
-    expect(built.exitCode, built.stderr).toBe(0);
-  }, 600_000);
+  beforeAll(buildLlms, 600_000);
 
   it('runs Hugging Face folders on ONNX Runtime, OpenVINO, transformers and the LLM runtimes, each gated token for token', async () => {
     const dir = await tempDir('pbh-llm-');
@@ -152,7 +130,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     expect(bf16.status, `${bf16.error}\n${bf16Run.stderr.slice(-2000)}`).toBe('ok');
     expect(JSON.parse(bf16.generation!).gate).toMatchObject({ rule: 'top_k', k: 5, passed: true });
     const shareDb = path.join(dir, 'share.duckdb');
-    const shareConfig = await writeConfig(dir, 'share.yaml', { ...llmConfig('llm-sharegpt', [hf('llama_gqa')], engines, { prompts: sharegpt, held_out: undefined }), generate: { max_new_tokens: MAX_NEW, gate_prompts: 0 } });
+    const shareConfig = await writeConfig(dir, 'share.yaml', { ...llmConfig('llm-sharegpt', [hf('llama_gqa')], engines, { dataset: { prompts: sharegpt, held_out: undefined } }), generate: { max_new_tokens: MAX_NEW, gate_prompts: 0 } });
     expect((await pbh(['run', shareConfig, '--db', shareDb])).code).toBe(0);
     const shared = JSON.parse((await rows(shareDb))[0]!.generation!);
     expect(shared).toMatchObject({ prompt_source: 'sharegpt', requests: 3, perplexity: null });
