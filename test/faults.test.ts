@@ -105,14 +105,17 @@ async function killAt(signal: (typeof SIGNALS)[number], phase: keyof Phases): Pr
   expect(found.map(({ batch_size, status }) => ({ batch_size, status }))).toEqual(expected);
   if (signal !== 'SIGKILL') {
     expect(found.at(-1)!.error).toMatch(signal === 'SIGINT' ? /interrupted by the user \(SIGINT\)/ : /interrupted by SIGTERM/);
-    const runs = await inSandbox(s, ['query', 'SELECT count(*)::INTEGER AS n FROM runs WHERE finished_at IS NOT NULL', '--db', s.db, '--format', 'json']);
-    expect(JSON.parse(runs.stdout), 'the run is closed').toEqual([{ n: 1 }]);
+    const runs = await inSandbox(s, ['query', 'SELECT ended, count(*)::INTEGER AS n FROM runs WHERE finished_at IS NOT NULL GROUP BY ended', '--db', s.db, '--format', 'json']);
+    expect(JSON.parse(runs.stdout), 'the run is closed as interrupted').toEqual([{ ended: 'interrupted', n: 1 }]);
   }
   expect(row.changed).toEqual([]);
   if (signal === 'SIGKILL') {
     // The killed run's scratch is the next run's to remove, and it names the run it was.
     const next = await inSandbox(s, ['run', path.join(s.work, 'kill.yaml'), '--db', s.db, '--resume']);
-    expect(next.stderr).toMatch(/pbh: run [0-9a-f-]{36} \(started [^)]+\) in .*pbh\.duckdb was killed before it finished: its scratch folder .* is removed/);
+    expect(next.stderr).toMatch(/pbh: run [0-9a-f-]{36} \(started [^)]+\) in .*pbh\.duckdb was killed before it finished: its scratch folder .* is removed; the Profiles it stored stay, and the run is closed as killed/);
+    // The killed run closed at its last stored Profile (or its start), the next one finished: no run left open.
+    const runs = await inSandbox(s, ['query', 'SELECT ended, count(*)::INTEGER AS n FROM runs GROUP BY ended ORDER BY ended', '--db', s.db, '--format', 'json']);
+    expect(JSON.parse(runs.stdout)).toEqual([{ ended: 'finished', n: 1 }, { ended: 'killed', n: 1 }]);
     const left = readdirSync(s.tmp).filter((name) => name.startsWith('pbh-'));
     expect(left, 'scratch left after the next run').toEqual([]);
     row.tempLeft = left.length;

@@ -21,7 +21,7 @@ export async function claimScratch(runId: string, dbPath: string): Promise<strin
 
 /**
  * Removes the scratch folders of runs whose process is gone (a SIGKILL, a crash, a power cut left them) and returns
- * those that wrote into `dbPath`, to be named: their stored Profiles stay, and the run stays marked not finished.
+ * those that wrote into `dbPath`, to be named and closed as killed (the sweep does both): their stored Profiles stay.
  */
 export async function removeOrphanScratch(dbPath: string): Promise<{ runId: string; startedAt: string; folder: string }[]> {
   const db = path.resolve(dbPath);

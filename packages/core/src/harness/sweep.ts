@@ -153,8 +153,9 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
   const store = await openWaiting(opts.dbPath);
   const runId = randomUUID();
   for (const orphan of await removeOrphanScratch(opts.dbPath)) {
+    const closed = await store.closeKilledRun(orphan.runId);
     process.stderr.write(
-      `pbh: run ${orphan.runId} (started ${orphan.startedAt}) in ${opts.dbPath} was killed before it finished: its scratch folder ${orphan.folder} is removed; the Profiles it stored stay, and the run stays marked not finished.\n`,
+      `pbh: run ${orphan.runId} (started ${orphan.startedAt}) in ${opts.dbPath} was killed before it finished: its scratch folder ${orphan.folder} is removed; the Profiles it stored stay${closed ? ", and the run is closed as killed (runs.ended)" : ''}.\n`,
     );
   }
   const workRoot = await claimScratch(runId, opts.dbPath);
@@ -272,7 +273,7 @@ export async function runSweep(opts: SweepOptions): Promise<SweepResult> {
     }
     await ctx.reference.release().catch(() => undefined);
     if (diskFull) closeError ??= diskFull;
-    else await store.finishRun(runId).catch((e: unknown) => (closeError ??= e));
+    else await store.finishRun(runId, undefined, interrupted ? 'interrupted' : 'finished').catch((e: unknown) => (closeError ??= e));
   } finally {
     await watchdog.close();
     process.off('SIGINT', onSignal);

@@ -50,8 +50,8 @@ export interface MergeOptions {
 const canonical = (file: string): string => (existsSync(file) ? realpathSync(file) : resolve(file));
 
 function sameRun(a: RunRecord, b: RunRecord): boolean {
-  const { finished_at: _a, ...startA } = a;
-  const { finished_at: _b, ...startB } = b;
+  const { finished_at: _a, ended: _ea, ...startA } = a;
+  const { finished_at: _b, ended: _eb, ...startB } = b;
   return canonicalJson(startA) === canonicalJson(startB);
 }
 
@@ -118,9 +118,9 @@ async function mergeOne(
   for (const run of await readRunRecords(shard)) {
     const stored = runs.get(run.run_id);
     if (stored === undefined) {
-      const { finished_at, ...start } = run;
+      const { finished_at, ended, ...start } = run;
       await store.beginRun(start);
-      if (finished_at !== null) await store.finishRun(run.run_id, finished_at);
+      if (finished_at !== null) await store.finishRun(run.run_id, finished_at, ended ?? 'finished');
       runs.set(run.run_id, { run, from: file });
       report.runsAdded += 1;
     } else if (!sameRun(stored.run, run)) {
@@ -128,7 +128,7 @@ async function mergeOne(
       conflictingRuns.add(run.run_id);
     } else if (stored.run.finished_at === null && run.finished_at !== null) {
       // A merge interrupted between beginRun and finishRun, or a shard merged while its run was still going.
-      await store.finishRun(run.run_id, run.finished_at);
+      await store.finishRun(run.run_id, run.finished_at, run.ended ?? 'finished');
       stored.run = run;
       report.runsFinished += 1;
     }

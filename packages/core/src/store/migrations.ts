@@ -488,6 +488,11 @@ export const MIGRATIONS: readonly Migration[] = [
     description: 'profiles: the verdicts judged once at assembly (mlperf_validity, noisy, busy, CI half-width), how interleaved rounds stopped, the lead claim; pair_ratios from paired rounds',
     statements: [...VERDICT_COLUMNS.map((c) => `ALTER TABLE profiles ADD COLUMN ${c}`), PAIR_RATIOS_TABLE, ...VERDICT_BACKFILL],
   },
+  {
+    version: 8,
+    description: "runs: how each run ended (finished, interrupted by a signal, killed: closed by a later run that found its scratch orphaned); NULL while it runs",
+    statements: ['ALTER TABLE runs ADD COLUMN ended VARCHAR', "UPDATE runs SET ended = 'finished' WHERE finished_at IS NOT NULL"],
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS.reduce((latest, m) => Math.max(latest, m.version), 0);

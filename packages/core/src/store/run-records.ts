@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { SystemInfoSchema } from '../contracts/profile.js';
 import { StoreSchemaError } from './errors.js';
 import { systemId } from './profile-rows.js';
-import { RunStartSchema, type RunStart } from './run-start.js';
+import { RunEndSchema, RunStartSchema, type RunStart } from './run-start.js';
 import type { ProfileStore } from './store.js';
 
-/** A stored run as beginRun recorded it, with the moment finishRun stamped (null while unfinished or interrupted). */
-export const RunRecordSchema = RunStartSchema.extend({ finished_at: z.string().nullable() });
+/** A stored run as beginRun recorded it, with the moment finishRun stamped and how it ended (both null while it runs). */
+export const RunRecordSchema = RunStartSchema.extend({ finished_at: z.string().nullable(), ended: RunEndSchema.nullable() });
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 
 const RunRowSchema = z.object({
@@ -14,6 +14,7 @@ const RunRowSchema = z.object({
   name: z.string(),
   started_at: z.date().transform((d) => d.toISOString()),
   finished_at: z.date().transform((d) => d.toISOString()).nullable(),
+  ended: RunEndSchema.nullable(),
   config: z.string(),
   command: z.string(),
   system_id: z.string(),
@@ -27,7 +28,7 @@ const RunRowSchema = z.object({
 export async function readRunRecords(store: ProfileStore): Promise<RunRecord[]> {
   return store.withConnection(async (connection) => {
     const runs = await connection.runAndReadAll(
-      'SELECT run_id, name, started_at, finished_at, config::VARCHAR AS config, command, system_id FROM runs ORDER BY started_at, run_id',
+      'SELECT run_id, name, started_at, finished_at, ended, config::VARCHAR AS config, command, system_id FROM runs ORDER BY started_at, run_id',
     );
     // BIGINT comes back as bigint and JSON as text: both cast in SQL, the JSON parsed below.
     const systems = await connection.runAndReadAll(
@@ -57,7 +58,7 @@ export async function readRunRecords(store: ProfileStore): Promise<RunRecord[]> 
         command: row.command,
         system,
       };
-      return { ...start, finished_at: row.finished_at };
+      return { ...start, finished_at: row.finished_at, ended: row.ended };
     });
   });
 }

@@ -13,3 +13,8 @@ export const RunStartSchema = z.object({
   system: SystemInfoSchema,
 });
 export type RunStart = z.infer<typeof RunStartSchema>;
+
+/** How a run ended: it finished its cells, a signal stopped it after the cells in flight were recorded, or its process
+ * was killed and a later run on the same file closed it. */
+export const RunEndSchema = z.enum(['finished', 'interrupted', 'killed']);
+export type RunEnd = z.infer<typeof RunEndSchema>;

@@ -16,7 +16,7 @@ import {
 } from './errors.js';
 import { checkSchemaReadable, currentSchemaVersion, migrate } from './migrations.js';
 import { modelRow, pairRatioRows, profileRow, sessionRow, systemRow } from './profile-rows.js';
-import { RunStartSchema, type RunStart } from './run-start.js';
+import { RunStartSchema, type RunEnd, type RunStart } from './run-start.js';
 import { insertRow } from './sql-rows.js';
 import { generationRow } from './generation-rows.js';
 
@@ -236,17 +236,33 @@ export class ProfileStore {
     });
   }
 
-  /** Stamps the run's finished_at (now, unless given as an ISO timestamp). */
-  async finishRun(runId: string, finishedAt: string = new Date().toISOString()): Promise<void> {
+  /** Stamps the run's finished_at (now, unless given as an ISO timestamp) and how it ended. */
+  async finishRun(runId: string, finishedAt: string = new Date().toISOString(), ended: RunEnd = 'finished'): Promise<void> {
     this.assertWritable('finishRun');
     await this.withConnection(async (connection) => {
       const reader = await connection.runAndReadAll(
-        'UPDATE runs SET finished_at = $1::TIMESTAMPTZ WHERE run_id = $2 RETURNING run_id',
-        [finishedAt, runId],
+        'UPDATE runs SET finished_at = $1::TIMESTAMPTZ, ended = $2 WHERE run_id = $3 RETURNING run_id',
+        [finishedAt, ended, runId],
       );
       if (reader.currentRowCount === 0) {
         throw new StoreWriteError(`finishRun: run ${runId} is not in ${this.file}; call beginRun for it first.`);
       }
+    });
+  }
+
+  /**
+   * Closes a run whose process was killed before it finished: ended 'killed', finished_at its last stored Profile's
+   * time (else its start). False when the run is not in this file or already closed.
+   */
+  async closeKilledRun(runId: string): Promise<boolean> {
+    this.assertWritable('closeKilledRun');
+    return this.withConnection(async (connection) => {
+      const reader = await connection.runAndReadAll(
+        `UPDATE runs SET ended = 'killed', finished_at = coalesce((SELECT max(created_at) FROM profiles WHERE run_id = $1), started_at)
+         WHERE run_id = $1 AND finished_at IS NULL RETURNING run_id`,
+        [runId],
+      );
+      return reader.currentRowCount > 0;
     });
   }
 
