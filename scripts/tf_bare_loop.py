@@ -47,7 +47,8 @@ else:
     specs = signature.structured_input_signature[1]
     names = list(specs)
     args = [tf.constant(rng.random([1, *specs[n].shape[1:]], dtype=np.float32)) for n in names]
-    function = tf.function(lambda *xs: signature(**dict(zip(names, xs))), jit_compile=sys.argv[4] == "1")
+    # A plain tf.function (jit_compile unset) as a deployment writes it, or XLA on request.
+    function = tf.function(lambda *xs: signature(**dict(zip(names, xs))), jit_compile=True if sys.argv[4] == "1" else None)
 
     def call():
         return function(*args)
