@@ -49,7 +49,7 @@ async def main(base: str, model: str, endpoint: str, prompts: list[str], max_new
         # One untimed request first (PBH's warmup_batches: 1), and every connection opened before the schedule.
         await one(prompts[0], time.perf_counter())
         async def touch() -> None:
-            async with client.get(f"{base}/models") as response:
+            async with client.get(base) as response:
                 await response.read()
 
         await asyncio.gather(*(touch() for _ in range(concurrency)))
