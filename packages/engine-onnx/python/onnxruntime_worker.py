@@ -20,7 +20,7 @@ from typing import Any, Iterator, Mapping
 import onnxruntime as ort
 
 from pbh_worker import About, Batch, Call, Done, Engine, Layer, Loaded, Model, Precision, Start, TensorSpec, WorkerError, serve
-from pbh_worker.weights import may_be_compressed, weight_compression
+from pbh_worker.weights import weight_compression_of
 from pbh_worker.measure import synchronous
 
 _LEVELS = {
@@ -102,8 +102,9 @@ def _listed(counts: Counter[str]) -> str:
     return ", ".join(f"{op} x{k}" for op, k in sorted(counts.items(), key=lambda item: -item[1])) or "none"
 
 
-# What those op types have in common as bytes: a file holding none of them has no quantized node (onnx is not imported).
-_QUANTIZED_BYTES = (b"QuantizeLinear", b"ConvInteger", b"MatMulInteger", b"QLinear", b"QGemm")
+# What those op types (and weight-only MatMulNBits) have in common as bytes: a file holding none of them has no
+# quantized node and no compressed weight (onnx is not imported). "DequantizeLinear" is spelled with a small q.
+_QUANTIZED_BYTES = (b"QuantizeLinear", b"DequantizeLinear", b"ConvInteger", b"MatMulInteger", b"QLinear", b"QGemm", b"MatMulNBits")
 
 
 def _may_be_quantized(path: str) -> bool:
@@ -113,11 +114,11 @@ def _may_be_quantized(path: str) -> bool:
         return any(data.find(marker) >= 0 for marker in _QUANTIZED_BYTES)
 
 
-def _graph_nodes(path: str) -> Any:
-    """The top-level nodes of an ONNX file, its external weights left unread."""
+def _graph(path: str) -> Any:
+    """The graph of an ONNX file, its external weights left unread."""
     import onnx  # here, not at the top: the probe (hello) has no use for it
 
-    return onnx.load(path, load_external_data=False).graph.node
+    return onnx.load(path, load_external_data=False).graph
 
 
 def optimized_graph_precision(model: Model, providers: list[str], scratch: str, float_: Precision) -> Precision:
@@ -134,7 +135,7 @@ def optimized_graph_precision(model: Model, providers: list[str], scratch: str, 
     so.add_session_config_entry("session.optimized_model_external_initializers_file_name", data)
     try:
         ort.InferenceSession(model.path, sess_options=so, providers=providers)
-        nodes = _graph_nodes(file)
+        nodes = _graph(file).node
     finally:
         for leftover in (file, os.path.join(scratch, data)):
             with contextlib.suppress(FileNotFoundError):
@@ -200,12 +201,13 @@ class OnnxRuntime(Engine):
         outputs = [_spec(o, "output") for o in self.session.get_outputs()]
         precision = graph_precision(inputs, outputs)
         # Read after the session: a file onnxruntime refuses is reported in its words.
-        if _may_be_quantized(model.path) and any(_QUANTIZED_MARKERS.match(n.op_type) for n in _graph_nodes(model.path)):
+        graph = _graph(model.path) if _may_be_quantized(model.path) else None
+        if graph is not None and any(_QUANTIZED_MARKERS.match(n.op_type) for n in graph.node):
             with _scratch(model.work_dir) as scratch:
                 precision = optimized_graph_precision(model, self.providers, scratch, precision)
         check_precision(precision, model.precision, model.path)
-        if may_be_compressed(model.path):
-            weights, evidence, int8 = weight_compression(model.path)
+        if graph is not None:
+            weights, evidence, int8 = weight_compression_of(graph)
             if weights:
                 precision = Precision("int8" if int8 else precision.executed, f"{precision.evidence}; {evidence}", weights)
         return Loaded(

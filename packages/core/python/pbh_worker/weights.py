@@ -9,18 +9,23 @@ model, which the engines' own precision read-back handles.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 # Integer element types of ONNX's TensorProto: INT8, UINT8, INT4, UINT4.
 _BITS = {3: 8, 2: 8, 22: 4, 21: 4}
 
 
 def weight_compression(path: str) -> tuple[str | None, str, bool]:
+    """weight_compression_of the ONNX file's graph (its external weights left unread)."""
+    import onnx  # noqa: PLC0415 - only models that may be compressed pay for it
+
+    return weight_compression_of(onnx.load(path, load_external_data=False).graph)
+
+
+def weight_compression_of(graph: Any) -> tuple[str | None, str, bool]:
     """("int4" | "int8" | None, evidence, int8 activations): the integer width holding most compressed weights, what
     was found, and whether a MatMulNBits asks ONNX Runtime for int8 arithmetic (accuracy_level 4, the GenAI builder's
     default on CPU: activations quantized per block at run time)."""
-    import onnx  # noqa: PLC0415 - only models that may be compressed pay for it
-
-    graph = onnx.load(path, load_external_data=False).graph
     initializers = {i.name: i for i in graph.initializer}
     ops = Counter(n.op_type for n in graph.node)
     if ops["QuantizeLinear"] or ops["DynamicQuantizeLinear"]:
