@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
@@ -69,4 +70,14 @@ export async function queryJson<T = Record<string, unknown>>(db: string, sql: st
   const r = await pbh(['query', sql, '--db', db, '--format', 'json']);
   if (r.code !== 0) throw new Error(`pbh query failed (${r.code}): ${r.stderr}`);
   return JSON.parse(r.stdout) as T[];
+}
+
+/** A loopback port the OS says is free now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
 }

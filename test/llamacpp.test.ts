@@ -1,45 +1,16 @@
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findVenvPython } from '../packages/core/src/worker/venv.js';
-import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
-import { buildLlms, hf, llmConfig } from './llms.js';
+import { freePort, pbh, queryJson, tempDir, writeConfig } from './helpers.js';
+import { buildLlms, hf, llmConfig, llmRows } from './llms.js';
 import { LLMS, ROOT } from './suite.js';
 
 const MAX_NEW = 8;
 const PROMPTS = 4;
 const SERVE_PROMPTS = 16;
 
-interface Row {
-  model: string;
-  engine: string;
-  status: string;
-  error: string | null;
-  generation: string | null;
-  precision: string | null;
-  facts: string | null;
-  scenario: string | null;
-}
-
-async function rows(db: string): Promise<Row[]> {
-  return queryJson<Row>(
-    db,
-    "SELECT model_name AS model, coalesce(engine_label, engine_name) AS engine, status, error, json_extract(profile_json, '$.generation')::VARCHAR AS generation, json_extract(profile_json, '$.engine.precision')::VARCHAR AS precision, json_extract(profile_json, '$.engine.facts')::VARCHAR AS facts, json_extract(profile_json, '$.scenario')::VARCHAR AS scenario FROM profiles ORDER BY created_at",
-  );
-}
-
-
-/** A loopback port the OS says is free now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 // llama-cpp-python is a source build of minutes; npm test's setup installs it (pbh doctor --fix --engine llama-cpp).
 const venv = findVenvPython();
@@ -69,7 +40,7 @@ describe('llama.cpp (llama-cpp-python) on the project\'s LLMs: in process and be
     const config = await writeConfig(dir, 'llamacpp.yaml', llmConfig('llamacpp-test', ['llama_gqa', 'qwen2', 'phi3', 'gpt2'].map(hf), engines));
     const r = await pbh(['run', config, '--db', db], { timeoutMs: 600_000 });
     expect(r.code, r.stderr).toBe(1);
-    const by = new Map((await rows(db)).map((x) => [`${x.model}/${x.engine}`, x]));
+    const by = new Map((await llmRows(db)).map((x) => [`${x.model}/${x.engine}`, x]));
     // llama.cpp's converter reads GPT-2's n_ctx, which transformers 4.57 no longer writes (n_positions).
     for (const engine of ['llama-cpp', 'llama-cpp-f16', 'llama-cpp-q8']) {
       expect(by.get(`gpt2/${engine}`)).toMatchObject({ status: 'failed' });
@@ -124,7 +95,7 @@ describe('llama.cpp (llama-cpp-python) on the project\'s LLMs: in process and be
     const config = await writeConfig(dir, 'gguf.yaml', llmConfig('llamacpp-gguf', models, [{ name: 'onnxruntime', options: { intraOpNumThreads: 1 } }, { name: 'llama-cpp', options: { threads: 1 } }]));
     const r = await pbh(['run', config, '--db', db], { timeoutMs: 600_000 });
     expect(r.code).toBe(1);
-    const all = await rows(db);
+    const all = await llmRows(db);
     const by = new Map(all.map((x) => [`${x.model}/${x.engine}`, x]));
     for (const [model, rule] of [['gguf_f32', 'exact'], ['gguf_q8', 'top_k']] as const) {
       for (const engine of ['onnxruntime', 'llama-cpp']) expect(by.get(`${model}/${engine}`)?.status, by.get(`${model}/${engine}`)?.error ?? '').toBe('ok');
@@ -181,7 +152,7 @@ describe('llama.cpp (llama-cpp-python) on the project\'s LLMs: in process and be
     );
     const r = await pbh(['run', file, '--db', db], { timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);
-    const by = new Map((await rows(db)).map((x) => [x.engine, x]));
+    const by = new Map((await llmRows(db)).map((x) => [x.engine, x]));
     for (const engine of ['llamacpp-poisson', 'llamacpp-capacity']) {
       const row = by.get(engine)!;
       expect(row, engine).toMatchObject({ status: 'ok' });

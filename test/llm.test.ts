@@ -1,28 +1,12 @@
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
-import { buildLlms, hf, llmConfig } from './llms.js';
+import { pbh, tempDir, writeConfig } from './helpers.js';
+import { buildLlms, hf, llmConfig, llmRows } from './llms.js';
 import { LLMS } from './suite.js';
 
 const MAX_NEW = 8;
 const PROMPTS = 4;
-
-interface Row {
-  model: string;
-  engine: string;
-  status: string;
-  error: string | null;
-  generation: string | null;
-  source: string | null;
-}
-
-async function rows(db: string): Promise<Row[]> {
-  return queryJson<Row>(
-    db,
-    "SELECT model_name AS model, coalesce(engine_label, engine_name) AS engine, status, error, json_extract(profile_json, '$.generation')::VARCHAR AS generation, json_extract(profile_json, '$.model.source')::VARCHAR AS source FROM profiles ORDER BY created_at",
-  );
-}
 
 describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-2)', () => {
   beforeAll(buildLlms, 600_000);
@@ -41,7 +25,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     const r = await pbh(['run', config, '--db', db], { timeoutMs: 900_000 });
     // ONNX Runtime GenAI's builder does not take GPT-2: that one cell fails, with the builder's reason.
     expect(r.code, r.stderr).toBe(1);
-    const all = await rows(db);
+    const all = await llmRows(db);
     const genaiGpt2 = all.find((x) => x.model === 'gpt2' && x.engine === 'onnxruntime-genai')!;
     expect(genaiGpt2.status).toBe('failed');
     expect(genaiGpt2.error).toMatch(/model builder could not build .*gpt2.*Run this model on onnxruntime, openvino or transformers/s);
@@ -104,7 +88,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     const config = await writeConfig(dir, 'onnx.yaml', llmConfig('llm-onnx', models, [{ name: 'onnxruntime' }, { name: 'openvino' }, { name: 'transformers' }]));
     const r = await pbh(['run', config, '--db', db]);
     expect(r.code).toBe(1);
-    const by = new Map((await rows(db)).map((x) => [`${x.model}/${x.engine}`, x]));
+    const by = new Map((await llmRows(db)).map((x) => [`${x.model}/${x.engine}`, x]));
     for (const engine of ['onnxruntime', 'openvino']) expect(by.get(`qwen2_optimum/${engine}`)?.status, by.get(`qwen2_optimum/${engine}`)?.error ?? '').toBe('ok');
     expect(JSON.parse(by.get('qwen2_optimum/openvino')!.generation!).gate).toMatchObject({ passed: true });
     expect(by.get('qwen2_optimum/transformers')).toMatchObject({ status: 'failed' });
@@ -126,19 +110,19 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     const bf16Db = path.join(dir, 'bf16.duckdb');
     const bf16Config = await writeConfig(dir, 'bf16.yaml', { ...llmConfig('llm-bf16', [hf('llama_gqa')], [{ name: 'transformers', precision: 'bf16', options: { threads: 1 } }]), generate: { max_new_tokens: MAX_NEW, gate_prompts: 2 } });
     const bf16Run = await pbh(['run', bf16Config, '--db', bf16Db]);
-    const bf16 = (await rows(bf16Db))[0]!;
+    const bf16 = (await llmRows(bf16Db))[0]!;
     expect(bf16.status, `${bf16.error}\n${bf16Run.stderr.slice(-2000)}`).toBe('ok');
     expect(JSON.parse(bf16.generation!).gate).toMatchObject({ rule: 'top_k', k: 5, passed: true });
     const shareDb = path.join(dir, 'share.duckdb');
     const shareConfig = await writeConfig(dir, 'share.yaml', { ...llmConfig('llm-sharegpt', [hf('llama_gqa')], engines, { dataset: { prompts: sharegpt, held_out: undefined } }), generate: { max_new_tokens: MAX_NEW, gate_prompts: 0 } });
     expect((await pbh(['run', shareConfig, '--db', shareDb])).code).toBe(0);
-    const shared = JSON.parse((await rows(shareDb))[0]!.generation!);
+    const shared = JSON.parse((await llmRows(shareDb))[0]!.generation!);
     expect(shared).toMatchObject({ prompt_source: 'sharegpt', requests: 3, perplexity: null });
     const randomDb = path.join(dir, 'random.duckdb');
     const random = { kind: 'text', random: { input_len: 40, range_ratio: 0.25, num_prompts: 6, seed: 7 } };
     const randomConfig = await writeConfig(dir, 'random.yaml', { ...llmConfig('llm-random', [hf('llama_gqa')], engines), dataset: random, generate: { max_new_tokens: MAX_NEW, gate_prompts: 0 } });
     expect((await pbh(['run', randomConfig, '--db', randomDb])).code).toBe(0);
-    const g = JSON.parse((await rows(randomDb))[0]!.generation!);
+    const g = JSON.parse((await llmRows(randomDb))[0]!.generation!);
     expect(g).toMatchObject({ prompt_source: 'random', requests: 6 });
     expect(g.prompt_tokens.min).toBeGreaterThanOrEqual(30);
     expect(g.prompt_tokens.max).toBeLessThanOrEqual(50);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { execa } from 'execa';
 import { findVenvPython } from '../packages/core/src/worker/venv.js';
+import { queryJson } from './helpers.js';
 import { LLMS, ROOT } from './suite.js';
 
 /** python/generate_llms.py once (a no-op when .cache/llms is current); throws its stderr when it fails. */
@@ -32,4 +33,24 @@ export function llmConfig(
     sessions: 1,
     rounds: { max_sessions: 1 },
   };
+}
+
+/** A stored LLM Profile as the tests read it: JSON parts as text, engine by its entry label. */
+export interface LlmRow {
+  model: string;
+  engine: string;
+  status: string;
+  error: string | null;
+  generation: string | null;
+  source: string | null;
+  precision: string | null;
+  facts: string | null;
+  scenario: string | null;
+}
+
+export function llmRows(db: string): Promise<LlmRow[]> {
+  return queryJson<LlmRow>(
+    db,
+    "SELECT model_name AS model, coalesce(engine_label, engine_name) AS engine, status, error, json_extract(profile_json, '$.generation')::VARCHAR AS generation, json_extract(profile_json, '$.model.source')::VARCHAR AS source, json_extract(profile_json, '$.engine.precision')::VARCHAR AS precision, json_extract(profile_json, '$.engine.facts')::VARCHAR AS facts, json_extract(profile_json, '$.scenario')::VARCHAR AS scenario FROM profiles ORDER BY created_at",
+  );
 }

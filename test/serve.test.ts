@@ -1,10 +1,9 @@
 import { cp, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findVenvPython } from '../packages/core/src/worker/venv.js';
-import { pbh, queryJson, tempDir, writeConfig } from './helpers.js';
+import { freePort, pbh, queryJson, tempDir, writeConfig } from './helpers.js';
 import { LLMS, ROOT } from './suite.js';
 
 const MAX_NEW = 8;
@@ -34,16 +33,6 @@ async function start(command: string, args: string[], ready: RegExp, env: Record
     void proc.then(() => reject(new Error(`${args.join(' ')} exited: ${said.slice(-2000)}`)));
   });
   return { proc, said };
-}
-
-/** A loopback port the OS says is free now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 function config(name: string, engines: unknown[]): Record<string, unknown> {
