@@ -198,7 +198,8 @@ describe('charts (Observable Plot, static SVG) and the Sparsity study page', () 
     // One line per (engine, batch, method) of the unstructured variants, each from the dense model to its 50% point:
     // two points. The 2:4 variants at the same 50% are points of their own, never on a line.
     expect(facts.lines).toHaveLength(2 * 2 * 2);
-    for (const d of facts.lines) expect(d.match(/L/g) ?? [], d).toHaveLength(1);
+    // A segment is L, or H/V where two points share a y or an x (equal throughputs draw a level line).
+    for (const d of facts.lines) expect(d.match(/[LHV]/g) ?? [], d).toHaveLength(1);
     // Log once the plotted throughputs (the study's own points, as its download lists them) spread over 10x.
     const plotted = (readJsonGz(path.join(out, 'data', 'comparisons-sparsity.json.gz')) as { throughput_sps: number }[]).map((r) => r.throughput_sps);
     expect(plotted).toHaveLength(facts.rows);
