@@ -81,11 +81,12 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     const models = [
       { name: 'qwen2_optimum', path: path.join(LLMS, 'qwen2', 'onnx', 'model.onnx') },
       { name: 'qwen2_no_tokenizer', path: path.join(bare, 'model.onnx') },
-      // The runtimes' own folders are made by PBH from the Hugging Face folder; named directly, each says so.
+      // An OpenVINO IR folder named directly says to name the Hugging Face folder; a GenAI folder runs as it is.
       { name: 'qwen2_ir', path: path.join(LLMS, 'qwen2', 'openvino') },
       { name: 'qwen2_genai', path: path.join(LLMS, 'qwen2', 'genai') },
     ];
-    const config = await writeConfig(dir, 'onnx.yaml', llmConfig('llm-onnx', models, [{ name: 'onnxruntime' }, { name: 'openvino' }, { name: 'transformers' }]));
+    const engines = [{ name: 'onnxruntime' }, { name: 'openvino' }, { name: 'transformers' }, { name: 'onnxruntime-genai', options: { threads: 1 } }];
+    const config = await writeConfig(dir, 'onnx.yaml', llmConfig('llm-onnx', models, engines));
     const r = await pbh(['run', config, '--db', db]);
     expect(r.code).toBe(1);
     const by = new Map((await llmRows(db)).map((x) => [`${x.model}/${x.engine}`, x]));
@@ -94,7 +95,17 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     expect(by.get('qwen2_optimum/transformers')).toMatchObject({ status: 'failed' });
     expect(by.get('qwen2_optimum/transformers')!.error).toMatch(/not a Hugging Face folder .*Name that folder in models\[\]\.path/);
     expect(by.get('qwen2_ir/onnxruntime')!.error).toMatch(/an OpenVINO IR folder .*Name the Hugging Face folder it was exported from/);
-    expect(by.get('qwen2_genai/onnxruntime')!.error).toMatch(/an ONNX Runtime GenAI folder; .*Name the Hugging Face folder it was built from/);
+    // The GenAI folder: onnxruntime-genai runs the folder itself, ONNX Runtime and OpenVINO its decoder graph (the
+    // builder's contrib ops included), each gated against ONNX Runtime; transformers needs the Hugging Face folder.
+    for (const engine of ['onnxruntime', 'openvino', 'onnxruntime-genai']) {
+      const row = by.get(`qwen2_genai/${engine}`)!;
+      expect(row.status, row.error ?? '').toBe('ok');
+      expect(JSON.parse(row.source!)).toMatchObject({ format: 'onnxruntime_genai', path: path.join(LLMS, 'qwen2', 'genai') });
+      if (engine !== 'onnxruntime') expect(JSON.parse(row.generation!).gate).toMatchObject({ passed: true });
+    }
+    expect(JSON.parse(by.get('qwen2_genai/onnxruntime-genai')!.facts!)).toMatchObject({ built: false, folder: path.join(LLMS, 'qwen2', 'genai') });
+    expect(by.get('qwen2_genai/transformers')!.error).toMatch(/not a Hugging Face folder/);
+    expect(by.get('qwen2_optimum/onnxruntime-genai')!.error).toMatch(/neither an ONNX Runtime GenAI folder .* nor a Hugging Face folder/);
     for (const engine of ['onnxruntime', 'openvino']) {
       expect(by.get(`qwen2_no_tokenizer/${engine}`)!.error).toMatch(/has no tokenizer\.json in its folder or beside its file .*tokenizer\.json, tokenizer_config\.json/);
     }

@@ -1,7 +1,7 @@
 """ONNX Runtime GenAI: its own decoder graph and key-value cache management, one Generator per request.
 
-The model is a GenAI folder (genai_config.json, as `python -m onnxruntime_genai.models.builder` writes), or a
-Hugging Face folder that this engine builds into one, once, beside PBH's ONNX export of it (keyed by that export's
+The model is a GenAI folder (genai_config.json, as `python -m onnxruntime_genai.models.builder` writes; the harness
+hands over its export of the folder's decoder, whose metadata names the folder), or a Hugging Face folder that this engine builds into one, once, beside PBH's ONNX export of it (keyed by that export's
 folder, so by the source's content, and by the builder's version and precision). Each request holds a Generator;
 a step appends the fed tokens (ORT GenAI's continuous decoding: `append_tokens` runs the model on them) and reads
 the logits, so the harness picks each token greedily and times it, as it does on every other engine.
@@ -22,7 +22,7 @@ import numpy as np
 import onnxruntime_genai as og
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
-from pbh_worker.sources import build_home, hf_folder
+from pbh_worker.sources import build_home, hf_folder, recorded_source
 from pbh_worker.weights import weight_compression
 
 CONFIG = "genai_config.json"
@@ -71,6 +71,12 @@ class OnnxRuntimeGenAI(Engine):
     def _folder(self, model: Model) -> tuple[str, dict[str, Any]]:
         if os.path.isdir(model.path) and os.path.isfile(os.path.join(model.path, CONFIG)):
             return model.path, {"built": False}
+        given = recorded_source(model.path, "onnxruntime-genai")
+        if given and given[1] == "onnxruntime_genai":
+            # The folder the user named runs as its builder made it: the weights option builds from a Hugging Face folder only.
+            if model.options.get("weights") == "int4":
+                raise WorkerError("bad_request", f"options.weights int4 builds from a Hugging Face folder; {given[0]} is a GenAI folder, built already: drop the option (its weights are read from its graph) or name the Hugging Face folder")
+            return given[0], {"built": False, "source": given[0], "builder": "none: the GenAI folder named in models[].path runs as it is"}
         source = hf_folder(model.path, "onnxruntime-genai")
         if source is None:
             raise WorkerError(

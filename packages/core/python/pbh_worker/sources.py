@@ -1,7 +1,8 @@
-"""The Hugging Face folder behind a model path, for engines that run the folder itself (transformers, LLM runtimes).
+"""The folder behind a model path, for engines that run the folder itself (transformers, the LLM runtimes).
 
-The harness hands worker engines the ONNX file it analysed: for a Hugging Face folder that is the export PBH made
-(python/model_convert), whose metadata names the folder (pbh.source.path, pbh.source.format hf_transformers).
+The harness hands worker engines the ONNX file it analysed: for a Hugging Face or ONNX Runtime GenAI folder that is
+the export PBH made (python/model_convert), whose metadata names the folder (pbh.source.path) and its kind
+(pbh.source.format: hf_transformers, onnxruntime_genai).
 """
 
 from __future__ import annotations
@@ -20,10 +21,9 @@ def build_home(path: str, work_dir: str | None, engine: str) -> str:
     return home
 
 
-def hf_folder(path: str, engine: str) -> str | None:
-    """`path` when it is a folder with config.json, the folder an export of PBH's names, else None."""
-    if os.path.isdir(path):
-        return path if os.path.isfile(os.path.join(path, "config.json")) else None
+def recorded_source(path: str, engine: str) -> tuple[str, str] | None:
+    """(folder, format) an export of PBH's was made from (pbh.source.path, pbh.source.format), where that folder is
+    still there; None for any other path."""
     if not path.endswith(".onnx") or not os.path.isfile(path):
         return None
     try:
@@ -31,7 +31,13 @@ def hf_folder(path: str, engine: str) -> str | None:
     except ImportError as e:
         raise WorkerError("import_error", f"{engine} reads the export's metadata with onnx: {e}") from e
     meta = {p.key: p.value for p in onnx.load(path, load_external_data=False).metadata_props}
-    folder = meta.get("pbh.source.path")
-    if meta.get("pbh.source.format") == "hf_transformers" and folder and os.path.isdir(folder):
-        return folder
-    return None
+    folder, kind = meta.get("pbh.source.path"), meta.get("pbh.source.format")
+    return (folder, kind) if folder and kind and os.path.isdir(folder) else None
+
+
+def hf_folder(path: str, engine: str) -> str | None:
+    """`path` when it is a folder with config.json, the folder an export of PBH's names, else None."""
+    if os.path.isdir(path):
+        return path if os.path.isfile(os.path.join(path, "config.json")) else None
+    source = recorded_source(path, engine)
+    return source[0] if source and source[1] == "hf_transformers" else None

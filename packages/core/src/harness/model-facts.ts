@@ -1,5 +1,3 @@
-import path from 'node:path';
-import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { ModelFacts } from '../contracts/profile.js';
 import { DTypeSchema, type TensorMap, type TensorSpec } from '../contracts/tensor.js';
@@ -27,11 +25,6 @@ export async function modelFacts(model: ModelConfig, resolvedPath: string, optio
   const info = await stat(resolvedPath).catch(() => undefined);
   if (!info) {
     throw new ModelFileError(`model "${model.name}": file ${resolvedPath} does not exist. Fix models[].path (relative to the config file) or generate it (npm run generate).`);
-  }
-  if (info.isDirectory() && existsSync(path.join(resolvedPath, 'genai_config.json'))) {
-    throw new ModelFileError(
-      `model "${model.name}": ${resolvedPath} is an ONNX Runtime GenAI folder; PBH does not take one as models[].path yet. Name the Hugging Face folder it was built from: onnxruntime-genai builds its own model from it once (and ONNX Runtime, OpenVINO and transformers run it too).`,
-    );
   }
   if (!info.isFile()) {
     throw new ModelFileError(`model "${model.name}": ${resolvedPath} is a ${info.isDirectory() ? 'directory' : 'special file'}, not an ONNX file. Point models[].path at the .onnx file itself.`);

@@ -23,6 +23,13 @@ export const CONVERTERS = [
     matches: (file: string): boolean => file.endsWith('.keras') || file.endsWith('.tflite') || existsSync(path.join(file, 'saved_model.pb')),
   },
   {
+    // Before transformers: a GenAI folder may carry a config.json beside genai_config.json.
+    name: 'genai',
+    framework: 'onnxruntime-genai',
+    accepts: 'an ONNX Runtime GenAI folder (genai_config.json, its decoder, tokenizer.json)',
+    matches: (file: string): boolean => existsSync(path.join(file, 'genai_config.json')),
+  },
+  {
     name: 'transformers',
     framework: 'transformers',
     accepts: 'a Hugging Face model folder (config.json, weights, tokenizer.json)',

@@ -21,9 +21,17 @@ const PAST = /^past_key_values\.(\d+)\.key$/;
 /** The positions a Hugging Face config allows (max_position_embeddings; GPT-2 says n_positions). */
 const HfConfigSchema = z.looseObject({ max_position_embeddings: z.number().int().positive().optional(), n_positions: z.number().int().positive().optional() });
 
+/** The positions an ONNX Runtime GenAI folder's decoder takes (genai_config.json, model.context_length). */
+const GenAiConfigSchema = z.looseObject({ model: z.looseObject({ context_length: z.number().int().positive().optional() }).optional() });
+
 function hfCapacity(files: string[]): number | null {
   for (const file of files) {
     const folder = existsSync(file) && statSync(file).isDirectory() ? file : path.dirname(file);
+    const genai = path.join(folder, 'genai_config.json');
+    if (existsSync(genai)) {
+      const parsed = GenAiConfigSchema.safeParse(JSON.parse(readFileSync(genai, 'utf8')));
+      if (parsed.success && parsed.data.model?.context_length) return parsed.data.model.context_length;
+    }
     const config = path.join(folder, 'config.json');
     if (!existsSync(config)) continue;
     const parsed = HfConfigSchema.safeParse(JSON.parse(readFileSync(config, 'utf8')));
