@@ -83,6 +83,8 @@ export const SessionResultSchema = z.object({
   throughput_sps: z.number(),
   latency: z.partialRecord(BoundarySchema, StatsSchema),
   metrics: z.record(z.string(), z.number()),
+  /** Which prepared copy of the model ran it (rounds.replicas above 1); absent with one copy. */
+  replica: z.number().int().nonnegative().optional(),
 });
 export type SessionResult = z.infer<typeof SessionResultSchema>;
 
@@ -217,6 +219,8 @@ export const RoundsSchema = z.object({
   contenders: z.array(z.string()),
   /** How the group was formed and why (e.g. a second bank where memory did not allow all contenders resident). */
   formed: z.string(),
+  /** Prepared copies of this contender its sessions alternated among (rounds.replicas, where its scenario allows). */
+  replicas: z.number().int().positive().default(1),
   /** Seed of the rounds' shuffles and each round's order (indices into `contenders`). */
   seed: z.number().int(),
   orders: z.array(z.array(z.number().int())),

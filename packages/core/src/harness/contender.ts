@@ -8,7 +8,7 @@ import { assembleProfile, blankProfile } from './assemble.js';
 import type { SweepContext } from './context.js';
 import type { Deadline } from './deadline.js';
 import { recordFailure } from './failure.js';
-import { finishMeasure, openPerformance, type OpenPerformance } from './measure.js';
+import { finishMeasure, openPerformance, openReplica, type OpenPerformance } from './measure.js';
 import { planCell, type CellPlan } from './plan.js';
 import { prepareCell, recordEngine } from './prepare.js';
 import { referenceOutputs, verifyCell } from './verify.js';
@@ -25,6 +25,8 @@ export interface Contender {
   prepared: PreparedModel | null;
   references: TensorMap[];
   perf: OpenPerformance | null;
+  /** Further prepared copies of the model whose sessions alternate with its own (rounds.replicas). */
+  replicas: PreparedModel[];
   done: boolean;
 }
 
@@ -38,16 +40,18 @@ async function release(ctx: SweepContext, c: Contender): Promise<void> {
   c.done = true;
   if (c.prepared) await c.prepared.dispose().catch(() => undefined);
   c.prepared = null;
+  for (const replica of c.replicas.splice(0)) await replica.dispose().catch(() => undefined);
   c.perf = null;
   await rm(path.join(ctx.workRoot, c.cell.key), { recursive: true, force: true }).catch(() => undefined);
 }
 
 /**
  * plan → prepare (outside any tracker) → verify (the correctness gate, reference outputs) → the performance set made
- * resident and warmed up. Never throws: a failure ends the contender with its Profile's status.
+ * resident and warmed up, and as many more prepared copies as rounds.replicas asks (the same engine, options and
+ * model: the gate has judged them). Never throws: a failure ends the contender with its Profile's status.
  */
 export async function stageContender(ctx: SweepContext, cell: Cell, deadline: Deadline): Promise<Contender> {
-  const c: Contender = { cell, profile: blankProfile(ctx, cell), deadline, plan: null, prepared: null, references: [], perf: null, done: false };
+  const c: Contender = { cell, profile: blankProfile(ctx, cell), deadline, plan: null, prepared: null, references: [], perf: null, replicas: [], done: false };
   try {
     const plan = await planCell(ctx, cell, c.profile, deadline);
     c.plan = plan;
@@ -57,6 +61,13 @@ export async function stageContender(ctx: SweepContext, cell: Cell, deadline: De
     await verifyCell(ctx, plan, c.prepared, c.profile, deadline);
     c.references = await referenceOutputs(ctx, plan, deadline);
     c.perf = await openPerformance(ctx, plan, c.prepared, deadline);
+    const stream = c.perf.stream;
+    for (let r = 1; stream && r < ctx.loaded.experiment.rounds.replicas; r++) {
+      // Its own scratch folder: an engine may write what it loads (a compiled library) there.
+      const replica = await prepareCell({ ...plan, workDir: path.join(plan.workDir, `replica-${r}`) }, ctx.loaded.experiment.seed, deadline);
+      c.replicas.push(replica);
+      stream.addReplica(await openReplica(ctx, plan, replica, deadline));
+    }
   } catch (e) {
     await failContender(ctx, c, e);
   }

@@ -115,6 +115,7 @@ export async function runGroup(ctx: SweepContext, cells: readonly Cell[], hooks:
       };
     });
     const outcome = await runRounds(members, exp.sessions, cfg, seed, (r) => ctx.onProgress?.({ kind: 'phase', phase: `round ${r + 1} of ${members.length} contender${members.length > 1 ? 's' : ''}` }));
+    const replicas = streams.map((c) => c.perf?.stream?.replicas ?? 1);
     const detecting = levelShifts(ctx, streams.map((c) => (c.done ? [] : c.perf!.stream!.sessions.map((x) => x.throughput_sps))));
     for (const c of bank) {
       hooks.onContender?.(c.cell, 'finish');
@@ -130,7 +131,8 @@ export async function runGroup(ctx: SweepContext, cells: readonly Cell[], hooks:
       const shift = shifts[i];
       p.rounds = {
         contenders,
-        formed: formedText(cfg.interleave ? bank : [c], bankIndex, more, cfg.interleave),
+        formed: formedText(cfg.interleave ? bank : [c], bankIndex, more, cfg.interleave) + (replicas[i]! > 1 ? `; each contender in ${replicas[i]} prepared copies, its sessions alternating among them` : ''),
+        replicas: replicas[i]!,
         seed,
         orders: outcome.orders,
         stopped: outcome.stopped[i]!,

@@ -8,6 +8,12 @@ import type { TrackedEnergy } from '../energy/summary.js';
 import type { Deadline } from './deadline.js';
 import type { PerformanceTracker } from './tracker.js';
 
+/** What a session runs on: a prepared copy of the model, its performance set resident and warm. */
+export interface SessionRunner {
+  sut: SystemUnderTest;
+  metricContext: MetricContext;
+}
+
 export interface LoopPlan {
   sut: SystemUnderTest;
   /** Resident batches in the performance set. */
@@ -98,17 +104,32 @@ export class StreamSessions {
   private readonly metricValues: MetricValue[][] = [];
   private readonly interference: SessionInterference[] = [];
   private readonly energy: TrackedEnergy[] = [];
+  /** The plan's own copy first, then the replicas: session s runs on copy s mod their number. */
+  private readonly runners: SessionRunner[];
 
-  constructor(private readonly plan: LoopPlan) {}
+  constructor(private readonly plan: LoopPlan) {
+    this.runners = [{ sut: plan.sut, metricContext: plan.metricContext }];
+  }
+
+  /** Another prepared copy of the model, warm and resident, to take every n-th session. */
+  addReplica(runner: SessionRunner): void {
+    this.runners.push(runner);
+  }
+
+  get replicas(): number {
+    return this.runners.length;
+  }
 
   /** One tracked session; its index is the next in order. */
   async session(): Promise<SessionResult> {
     const { plan } = this;
     const s = this.sessions.length;
+    const replica = s % this.runners.length;
+    const { sut, metricContext } = this.runners[replica]!;
     plan.onSession?.(s);
-    await plan.tracker.start(plan.metricContext);
-    const t = await plan.deadline.run(plan.sut.closedLoop({ batches: plan.residentBatches, minQueries: plan.minSessionQueries, minDurationNs: plan.minSessionNs }));
-    const tracked = await plan.tracker.stop(plan.metricContext);
+    await plan.tracker.start(metricContext);
+    const t = await plan.deadline.run(sut.closedLoop({ batches: plan.residentBatches, minQueries: plan.minSessionQueries, minDurationNs: plan.minSessionNs }));
+    const tracked = await plan.tracker.stop(metricContext);
     this.metricValues.push(tracked.metrics);
     if (tracked.interference) this.interference.push(tracked.interference);
     if (tracked.energy) this.energy.push(tracked.energy);
@@ -126,6 +147,7 @@ export class StreamSessions {
       throughput_sps: (samples * 1e9) / total,
       latency: { engine: summarize(t.engineNs) },
       metrics: Object.fromEntries(tracked.metrics.map((v) => [v.name, v.value])),
+      ...(this.runners.length > 1 ? { replica } : {}),
     };
     this.sessions.push(result);
     return result;

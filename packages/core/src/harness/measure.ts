@@ -5,7 +5,7 @@ import type { TensorMap } from '../contracts/tensor.js';
 import { cpuTimeUs, rssBytes } from '../metrics/process-stats.js';
 import type { SweepContext } from './context.js';
 import type { Deadline } from './deadline.js';
-import { StreamSessions, type LoopResult } from './loop.js';
+import { StreamSessions, type LoopResult, type SessionRunner } from './loop.js';
 import type { CellPlan } from './plan.js';
 import { runOpenLoop, type OpenLoopResult } from './scenarios/open-loop.js';
 import { mlperfJudgement, scenarioSettings, type ScenarioSettings } from './scenarios/settings.js';
@@ -78,6 +78,15 @@ export interface OpenPerformance {
   executor: 'runtime' | 'harness';
   stream: StreamSessions | null;
   open: OpenLoopResult | null;
+}
+
+/** A replica of a stream contender: another prepared copy of the model with the performance set resident and warm. */
+export async function openReplica(ctx: SweepContext, plan: CellPlan, model: PreparedModel, deadline: Deadline): Promise<SessionRunner> {
+  const pid = model.runsIn.pid;
+  const { resident } = residentBatches(plan, ctx.clock ?? hrtimeClock);
+  await deadline.run(model.library.load(resident));
+  await warmup(model, resident.length, ctx.loaded.experiment.warmup_batches, deadline);
+  return { sut: model.sut, metricContext: { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) } };
 }
 
 export async function openPerformance(ctx: SweepContext, plan: CellPlan, model: PreparedModel, deadline: Deadline): Promise<OpenPerformance> {

@@ -111,4 +111,20 @@ describe('interleaved rounds', () => {
     expect(by('ref').rounds!.level_shifts).toEqual([]);
     expect(by('ref').rounds!.level_shifts_note).toMatch(/2 sessions/);
   });
+
+  it('with rounds.replicas prepares each contender that many times and alternates its sessions among the copies', async () => {
+    const a = fakeEngine('a');
+    const { ctx, cells } = await fakeSweep([fakeEngine('ref'), a], { sessions: 4, rounds: { replicas: 2 } });
+    const profiles = await runGroup(ctx, cells, { deadlineFor: (c) => new Deadline(ctx.loaded.experiment.timeout_s, c.key) });
+    await ctx.reference.release();
+    const p = profiles.find((x) => x.engine.name === 'a')!;
+    expect(ProfileSchema.safeParse(p).success, p.error ?? '').toBe(true);
+    expect(a.calls.prepares).toHaveLength(2);
+    // Each copy in its own scratch folder, each loaded with the performance set and disposed after.
+    expect(new Set(a.calls.prepares.map((r) => r.model.workDir)).size).toBe(2);
+    expect(a.calls.disposes).toBe(2);
+    expect(p.sessions.map((s) => s.replica)).toEqual([0, 1, 0, 1]);
+    expect(p.rounds).toMatchObject({ replicas: 2 });
+    expect(p.rounds!.formed).toMatch(/2 prepared copies/);
+  });
 });
