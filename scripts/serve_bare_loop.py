@@ -2,7 +2,7 @@
 
     python scripts/serve_bare_loop.py BASE_URL MODEL ENDPOINT PROMPTS.json MAX_NEW ARRIVALS.json CONCURRENCY TOKENIZER
 
-What a careful user writes without PBH: one warmup request, then each request waits for its arrival (ns after the start, the same Poisson
+What a careful user writes without PBH, on the same requests (the same body): one warmup request, then each request waits for its arrival (ns after the start, the same Poisson
 draws PBH makes) and a slot, streams, and times its chunks; output tokens are counted with the same tokenizer.json.
 Prints one JSON line: ttft_ms and tpot_ms per request.
 """
@@ -29,7 +29,8 @@ async def main(base: str, model: str, endpoint: str, prompts: list[str], max_new
 
         async def one(text: str, arrival: float) -> None:
             async with slots:
-                body = {"model": model, "max_tokens": max_new, "temperature": 0, "stream": True}
+                # The body PBH sends, as vLLM's bench serve sends it: usage in the last chunk.
+                body = {"model": model, "max_tokens": max_new, "temperature": 0, "stream": True, "stream_options": {"include_usage": True}}
                 body |= {"messages": [{"role": "user", "content": text}]} if endpoint == "chat" else {"prompt": text}
                 times, out = [], []
                 async with client.post(url, json=body) as response:
