@@ -7,7 +7,7 @@
 // Needs `npm run build`, the venv and the bundled suite (npm run demo makes all three). Do not run it beside other work:
 // it measures the machine as much as the engines.
 // Knobs: CONFIGS (comma list, default the demo's three), MODELS, ENGINES (entry labels or names), BATCHES (comma lists:
-// keep only those cells, for a short check), OUT (results/bench-repeat.json).
+// keep only those cells, for a short check), REPLICAS (rounds.replicas for every config), OUT (results/bench-repeat.json).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,6 +20,7 @@ const list = (name) => (process.env[name] ? process.env[name].split(',').map((s)
 const MODELS = list('MODELS');
 const ENGINES = list('ENGINES');
 const BATCHES = list('BATCHES')?.map(Number) ?? null;
+const REPLICAS = process.env.REPLICAS ? Number(process.env.REPLICAS) : null;
 const OUT = path.resolve(root, process.env.OUT ?? path.join('results', 'bench-repeat.json'));
 const dir = path.join(root, 'results', 'bench-repeat');
 const cli = path.join(root, 'packages', 'core', 'dist', 'cli', 'main.js');
@@ -37,12 +38,13 @@ function query(db, sql) {
 
 /** The config as given, or (with MODELS/ENGINES/BATCHES) a filtered copy beside it, so its relative paths still hold. */
 function configFor(file) {
-  if (!MODELS && !ENGINES && !BATCHES) return { file, cleanup: () => {} };
+  if (!MODELS && !ENGINES && !BATCHES && !REPLICAS) return { file, cleanup: () => {} };
   const full = path.resolve(root, file);
   const c = parse(readFileSync(full, 'utf8'));
   if (MODELS) c.models = c.models.filter((m) => MODELS.includes(m.name));
   if (ENGINES) c.engines = c.engines.filter((e) => ENGINES.includes(e.label ?? e.name));
   if (BATCHES) c.batch_sizes = c.batch_sizes.filter((b) => BATCHES.includes(b));
+  if (REPLICAS) c.rounds = { ...c.rounds, replicas: REPLICAS };
   if (!c.models.length || !c.engines.length || !c.batch_sizes.length) return null;
   const names = new Set(c.models.map((m) => m.name));
   const entries = new Set(c.engines.map((e) => e.label ?? e.name));
