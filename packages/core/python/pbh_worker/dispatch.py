@@ -262,6 +262,8 @@ class Dispatcher:
         schedule = None if arrivals is None else arrivals.tolist()
         if self.declaration.capabilities.get("serve"):
             return self._serve(header, prompts, max_new, schedule, concurrency)
+        if self.declaration.capabilities.get("batchStream"):
+            return self._batched(header, prompts, max_new, schedule, concurrency)
         if self.declaration.capabilities.get("stream"):
             arrival, tokens, token_ns, figures = generation.stream_requests(self.engine.stream, prompts, max_new, schedule, self.clock)  # type: ignore[attr-defined]
             header_out: dict[str, Any] = {"requests": len(prompts), "served": "one_at_a_time", "runtime_figures": figures}
@@ -274,14 +276,33 @@ class Dispatcher:
             "token_ns": np.asarray(token_ns, dtype="<i8").reshape(-1),
         }
 
+    def _late_ns(self) -> int:
+        """The engine's option late_ms (its manifest declares it), else 1 ms: lateness past it makes a served run INVALID."""
+        late_ms = self.options.get("late_ms")
+        return int(float(late_ms) * 1e6) if isinstance(late_ms, (int, float)) and not isinstance(late_ms, bool) and late_ms > 0 else 1_000_000
+
+    def _batched(self, header: dict[str, Any], prompts: list[list[int]], max_new: int, schedule: list[int] | None, concurrency: int) -> Reply:
+        """A runtime that batches requests itself (generation.batch_requests): made for this call before the clock starts."""
+        runtime = self.engine.batch_runtime(concurrency, max(len(p) for p in prompts) + max_new)  # type: ignore[attr-defined]
+        arrival, tokens, token_ns, figures, late = generation.batch_requests(runtime, prompts, max_new, schedule, concurrency, self.clock)
+        header_out: dict[str, Any] = {"requests": len(prompts), "served": "batched", "runtime_figures": figures}
+        if schedule is not None:
+            # Requests on a schedule: how late the loop added them, judged like a server's client.
+            late_ns = self._late_ns()
+            lates = [i for i, ns in enumerate(late) if ns > late_ns]
+            header_out["issue"] = {"late_threshold_ns": late_ns, "max_late_ns": max(late), "late_requests": len(lates), "first_late": lates[0] if lates else None}
+        return header_out, {
+            "arrival_ns": np.asarray(arrival, dtype="<i8"),
+            "tokens": np.asarray(tokens, dtype="<i8").reshape(-1),
+            "token_ns": np.asarray(token_ns, dtype="<i8").reshape(-1),
+        }
+
     def _serve(self, header: dict[str, Any], prompts: list[list[int]], max_new: int, schedule: list[int] | None, concurrency: int) -> Reply:
         """A server's whole schedule through the engine's client (serving.py): variable tokens and chunks per request."""
         texts = header.get("prompt_texts")
         if not isinstance(texts, list) or len(texts) != len(prompts) or not all(isinstance(t, str) for t in texts):
             raise WorkerError("bad_request", f'"generate" on engine {self.declaration.name} (capability serve) needs "prompt_texts", one string per prompt ({len(prompts)})')
-        # The engine's option late_ms (its manifest declares it), else 1 ms.
-        late_ms = self.options.get("late_ms")
-        late_ns = int(float(late_ms) * 1e6) if isinstance(late_ms, (int, float)) and not isinstance(late_ms, bool) and late_ms > 0 else 1_000_000
+        late_ns = self._late_ns()
         served = serving.serve_schedule(self.engine.serve_session, texts, prompts, max_new, schedule, concurrency)  # type: ignore[attr-defined]
         tokens: list[list[int]] = []
         sources: set[str] = set()
@@ -325,11 +346,16 @@ class Dispatcher:
             "token_ns": np.asarray([ns - start for e in served.exchanges for ns in e.chunk_ns], dtype="<i8"),
         }
 
+    def _own_loop(self) -> bool:
+        """The runtime's own generate loop (stream, batchStream or serve) and no decoder: it gives no logits."""
+        caps = self.declaration.capabilities
+        return bool(caps.get("stream") or caps.get("batchStream") or caps.get("serve")) and not caps.get("decoder")
+
     def score_text(self, header: dict[str, Any], tensors: dict[str, np.ndarray]) -> dict[str, Any]:
         tokens = tensors.get("tokens")
         if tokens is None or tokens.dtype != np.int64 or tokens.ndim != 1:
             raise WorkerError("bad_request", '"score_text" takes one int64 tensor "tokens"')
-        if (self.declaration.capabilities.get("stream") or self.declaration.capabilities.get("serve")) and not self.declaration.capabilities.get("decoder"):
+        if self._own_loop():
             raise WorkerError("unsupported", f"engine {self.declaration.name} runs its runtime's own generate loop and gives no logits: it cannot score text")
         nll, predicted = generation.score_text(self._decoder(header), tokens.tolist(), int_field(header, "window", 2))
         return {"nll_sum": nll, "predicted": predicted}
@@ -339,7 +365,7 @@ class Dispatcher:
         prompt, continuation = tensors.get("prompt"), tensors.get("continuation")
         if prompt is None or continuation is None or prompt.dtype != np.int64 or continuation.dtype != np.int64 or len(prompt) < 1 or len(continuation) < 1:
             raise WorkerError("bad_request", '"rank_tokens" takes int64 tensors "prompt" and "continuation", each non-empty')
-        if (self.declaration.capabilities.get("stream") or self.declaration.capabilities.get("serve")) and not self.declaration.capabilities.get("decoder"):
+        if self._own_loop():
             raise WorkerError("unsupported", f"engine {self.declaration.name} runs its runtime's own generate loop and gives no logits to rank")
         ranks = generation.rank_continuation(self._decoder(header), prompt.tolist(), continuation.tolist())
         return {"positions": len(ranks)}, {"ranks": np.asarray(ranks, dtype="<i8")}

@@ -29,6 +29,14 @@ methods a class has; a declared capability whose method is missing is refused wh
                                                           it calls on_token(id) as each token is ready and returns
                                                           its own figures; requests are served one at a time and
                                                           perplexity is not measured (no logits)
+    batchStream  batch_runtime(concurrency, max_tokens) -> BatchRuntime
+                                                          a runtime that batches concurrent requests itself
+                                                          (continuous batching): the worker's loop
+                                                          (generation.batch_requests) adds each request at its
+                                                          arrival, up to `concurrency` in flight, and steps the
+                                                          runtime; made before the clock starts, sized for
+                                                          `concurrency` requests of up to `max_tokens` tokens
+                                                          (no logits: perplexity is not measured)
     serve        serve_session(concurrency) -> async context of send(text, ids, max_new_tokens, exchange)
                  output_tokens(text) -> [int] | None
                                                           a server behind a client (serving.py): the worker issues
@@ -41,7 +49,7 @@ methods a class has; a declared capability whose method is missing is refused wh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
 
@@ -52,6 +60,23 @@ Call = Callable[[], Any]
 # done() when the query completed, done(error) when it failed; from any thread.
 Done = Callable[..., None]
 Start = Callable[[Done], None]
+
+
+class BatchRuntime(Protocol):
+    """A continuous-batching runtime as `batch_runtime` returns it: requests added between steps, each step advancing
+    every request in flight (a prefill or one decode token each, as the runtime schedules them)."""
+
+    def add(self, ids: list[int], max_new_tokens: int) -> int:
+        """Queue a greedy request of exactly `max_new_tokens` tokens; returns its key."""
+        ...
+
+    def step(self) -> dict[int, tuple[list[int], bool]]:
+        """One step of the runtime: per request key that moved, the tokens this step produced and whether it finished."""
+        ...
+
+    def figures(self, key: int) -> dict[str, float]:
+        """The runtime's own figures for a finished request (e.g. its TTFT and TPOT), {} where it has none."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -153,6 +178,7 @@ CAPABILITY_METHODS: dict[str, tuple[str, ...]] = {
     "concurrency": ("max_concurrency", "bind_async"),
     "decoder": ("decoder",),
     "stream": ("stream",),
+    "batchStream": ("batch_runtime",),
     "serve": ("serve_session", "output_tokens"),
 }
 

@@ -7,12 +7,14 @@ the prefills of newly admitted requests first, then one decode step of every oth
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Callable
 
 import numpy as np
 
 from .clock import REAL, Clock
 from .decoders import Decoder
+from .engine import BatchRuntime
 from .errors import WorkerError
 
 
@@ -77,6 +79,60 @@ def stream_requests(stream: Stream, prompts: list[list[int]], max_new_tokens: in
         if len(tokens[i]) != max_new_tokens:
             raise WorkerError("runtime_error", f"request {i}: the runtime streamed {len(tokens[i])} tokens, {max_new_tokens} were asked for (its generate stopped early: set min_new_tokens)")
     return arrival, tokens, token_ns, figures
+
+
+def batch_requests(runtime: BatchRuntime, prompts: list[list[int]], max_new_tokens: int, arrivals_ns: list[int] | None,
+                   concurrency: int, clock: Clock = REAL) -> tuple[list[int], list[list[int]], list[list[int]], list[dict[str, float]], list[int]]:
+    """A runtime that batches requests itself (capability batchStream): each request added when it has arrived and a
+    slot is free (at most `concurrency` in flight), the runtime stepped, each token timed when the step that made it
+    returns. Returns (arrival_ns, tokens, token_ns, figures, late_ns) per request, ns after the start on `clock`.
+
+    The arrival is the scheduled one, so a wait for a slot or for the step in progress counts in the latencies. The
+    runtime takes new requests only between steps, as its own scheduler does; what the loop itself adds is lateness:
+    from when the request could go (its arrival, the slot it waited for, or the end of the step it arrived during)
+    to when it was added."""
+    _now = clock.now
+    n = len(prompts)
+    arrival = [0] * n
+    tokens: list[list[int]] = [[] for _ in range(n)]
+    token_ns: list[list[int]] = [[] for _ in range(n)]
+    figures: list[dict[str, float]] = [{} for _ in range(n)]
+    late = [0] * n
+    # When each free slot became free, oldest first (0: free since the start).
+    slots = deque([0] * concurrency)
+    request: dict[int, int] = {}
+    step_start = step_end = 0
+    start = _now()
+    nxt = 0
+    while nxt < n or request:
+        while slots and nxt < n and (arrivals_ns is None or arrivals_ns[nxt] <= _now() - start):
+            free = slots.popleft()
+            added = _now() - start
+            due = added if arrivals_ns is None else max(arrivals_ns[nxt], free)
+            could = step_end if step_start <= due < step_end else due
+            request[runtime.add(prompts[nxt], max_new_tokens)] = nxt
+            arrival[nxt] = added if arrivals_ns is None else arrivals_ns[nxt]
+            late[nxt] = max(0, added - could)
+            figures[nxt] = {"queue_ms": (added - arrival[nxt]) / 1e6, "issue_late_ms": late[nxt] / 1e6}
+            nxt += 1
+        if not request:
+            assert arrivals_ns is not None
+            clock.wait_until(start + arrivals_ns[nxt])
+            continue
+        step_start = _now() - start
+        moved = runtime.step()
+        step_end = _now() - start
+        for key, (produced, finished) in moved.items():
+            i = request[key]
+            tokens[i].extend(int(t) for t in produced)
+            token_ns[i].extend([step_end] * len(produced))
+            if len(tokens[i]) > max_new_tokens or (finished and len(tokens[i]) != max_new_tokens):
+                raise WorkerError("runtime_error", f"request {i}: the runtime produced {len(tokens[i])} tokens, {max_new_tokens} were asked for (its generate stopped early or ran on: set min_new_tokens)")
+            if finished:
+                figures[i].update(runtime.figures(key))
+                del request[key]
+                slots.append(step_end)
+    return arrival, tokens, token_ns, figures, late
 
 
 def score_text(decoder: Decoder, tokens: list[int], window: int) -> tuple[float, int]:

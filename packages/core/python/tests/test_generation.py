@@ -136,6 +136,65 @@ def test_a_runtime_that_stops_early_is_named():
         generation.stream_requests(lambda ids, n, on: (on(1), {})[1], [[1]], 3, None, FakeClock())
 
 
+class _Batching:
+    """A continuous-batching runtime on the fake clock: each step takes step_ns and gives every request in flight one
+    token (the last id + 1); adding a request takes add_ns."""
+
+    def __init__(self, clock, step_ns, add_ns=0, stop_after=None):
+        self.clock, self.step_ns, self.add_ns, self.stop_after = clock, step_ns, add_ns, stop_after
+        self.flight = {}
+        self.added = 0
+
+    def add(self, ids, max_new):
+        self.clock.advance(self.add_ns)
+        self.added += 1
+        key = self.added
+        self.flight[key] = [ids[-1], max_new if self.stop_after is None else self.stop_after]
+        return key
+
+    def step(self):
+        self.clock.advance(self.step_ns)
+        moved = {}
+        for key, state in list(self.flight.items()):
+            state[0] += 1
+            state[1] -= 1
+            moved[key] = ([state[0]], state[1] == 0)
+            if state[1] == 0:
+                del self.flight[key]
+        return moved
+
+    def figures(self, key):
+        return {"ttft_ms": 0.01}
+
+
+def test_a_batching_runtime_takes_requests_between_steps_and_times_each_token_at_its_step():
+    clock = FakeClock()
+    arrival, tokens, token_ns, figures, late = generation.batch_requests(_Batching(clock, 10 * US), [[1], [5], [9]], 2, [0, 5 * US, 25 * US], 2, clock)
+    assert tokens == [[2, 3], [6, 7], [10, 11]]
+    # The scheduled arrivals: a wait for the step in progress counts in each request's latency.
+    assert arrival == [0, 5 * US, 25 * US]
+    # Request 1 arrived during the first step and joined the second, which also decoded request 0: both in one step.
+    assert token_ns == [[10 * US, 20 * US], [20 * US, 30 * US], [40 * US, 50 * US]]
+    assert [f["queue_ms"] for f in figures] == [0, 0.005, 0.005]
+    assert all(f["ttft_ms"] == 0.01 and f["issue_late_ms"] == 0 for f in figures)
+    assert late == [0, 0, 0]
+
+
+def test_a_batching_runtime_request_added_late_by_the_loop_is_late():
+    clock = FakeClock()
+    arrival, _, token_ns, figures, late = generation.batch_requests(_Batching(clock, 10 * US, add_ns=2 * US), [[1], [5]], 1, [0, 0], 2, clock)
+    # Both could go at 0; adding the first took 2 us, so the second went in 2 us late (the loop's own doing).
+    assert late == [0, 2 * US]
+    assert token_ns == [[14 * US], [14 * US]]
+    assert [f["queue_ms"] for f in figures] == [0, 0.002]
+
+
+def test_a_batching_runtime_that_stops_early_is_named():
+    clock = FakeClock()
+    with pytest.raises(WorkerError, match="produced 1 tokens, 3 were asked"):
+        generation.batch_requests(_Batching(clock, US, stop_after=1), [[1]], 3, None, 1, clock)
+
+
 def test_ranks_each_continuation_token_under_teacher_forcing():
     decoder = KvCacheGraph(_hf_lm([]), _hf_inputs(), "test")
     # The model predicts token + 1 with the top logit and ties everything else at 0 below it.
