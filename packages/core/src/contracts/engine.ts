@@ -132,8 +132,8 @@ export interface Probes {
 
 /** A generation loop in the runtime's process (contracts/generation.ts's LM graph); null runs the harness's loop on infer. */
 export interface Generator {
-  /** interleaved: requests' steps interleave up to the schedule's concurrency; one_at_a_time: the runtime's own loop serves each request whole; server: a server, sent the schedule's requests concurrently. */
-  serves: 'interleaved' | 'one_at_a_time' | 'server';
+  /** interleaved: requests' steps interleave up to the schedule's concurrency; one_at_a_time: the runtime's own loop serves each request whole; batched: the runtime batches up to the schedule's concurrency itself; server: a server, sent the schedule's requests concurrently. */
+  serves: 'interleaved' | 'one_at_a_time' | 'batched' | 'server';
   generate(schedule: GenerationSchedule): Promise<GenerationTrace[]>;
   /** Next-token negative log-likelihood of `tokens` in non-overlapping windows of `window` tokens; null: the runtime gives no logits. */
   scoreText: ((tokens: number[], window: number, cacheShape: number[] | null) => Promise<TextScore>) | null;

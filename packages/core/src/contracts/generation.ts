@@ -49,7 +49,7 @@ export interface GenerationTrace {
   runtime?: Record<string, number>;
   /** A server's request: how its output tokens were counted (their ids are -1 where only counted). */
   tokenCount?: z.infer<typeof TokenCountSchema>;
-  /** A server's request: ns from when it could go (its arrival, or the slot it waited for) to when the client sent it, and the limit. */
+  /** A server's or batching runtime's request on a schedule: ns from when it could go (its arrival, or the slot it waited for) to when it was sent or added, and the limit. */
   issue?: { lateNs: number; limitNs: number };
 }
 
@@ -144,8 +144,8 @@ export const GenerationResultSchema = z.object({
   tokenizer: TokenizerFactsSchema.nullable().default(null),
   /** The prompts' form: a JSONL file of {"prompt"}, ShareGPT conversations, or seeded random ids. */
   prompt_source: z.enum(['jsonl', 'sharegpt', 'random']).nullable().default(null),
-  /** interleaved: PBH's loop stepped every request in flight; one_at_a_time: the runtime's own generate loop served each request whole. */
-  served: z.enum(['interleaved', 'one_at_a_time', 'server']).nullable().default(null),
+  /** interleaved: PBH's loop stepped every request in flight; one_at_a_time: the runtime's own generate loop served each request whole; batched: the runtime batched the requests in flight itself (continuous batching); server: a server behind a client. */
+  served: z.enum(['interleaved', 'one_at_a_time', 'batched', 'server']).nullable().default(null),
   /** A server's output tokens: counted by the model's tokenizer, the server's usage block, or per chunk; null: ids from the runtime. */
   token_count: TokenCountSchema.nullable().default(null),
   /**

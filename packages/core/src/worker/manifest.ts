@@ -27,6 +27,7 @@ export const CapabilitiesSchema = z.strictObject({
   concurrency: z.boolean().default(false).describe('max_concurrency() and bind_async(batch): several queries in flight in a schedule'),
   decoder: z.boolean().default(false).describe("decoder(): the runtime's own prefill and decode of a language model (the generate workload); without it, generation drives the graph through bind"),
   stream: z.boolean().default(false).describe("stream(ids, max_new_tokens, on_token): the runtime's own generate loop, one request at a time, each token timed as it is streamed (no logits: no perplexity)"),
+  batchStream: z.boolean().default(false).describe('batch_runtime(concurrency, max_tokens): a runtime that batches concurrent requests itself (continuous batching); the worker adds each request at its arrival, up to the concurrency in flight, steps the runtime and times each token as its step returns (no logits: no perplexity)'),
   serve: z.boolean().default(false).describe('serve_session(concurrency) and output_tokens(text): a server behind a client; the worker issues the whole schedule concurrently, each request at its arrival, each streamed chunk timed (pbh_worker/serving.py; no logits)'),
 });
 
@@ -41,7 +42,7 @@ export const EngineDeclarationSchema = z.strictObject({
   module: z.string().min(1).describe('Python module the runtime needs; the probe imports it'),
   devices: z.array(z.string().min(1)).min(1),
   precisions: z.array(PrecisionSchema).min(1).describe('Precisions a config may ask for; the engine reads back what executed'),
-  capabilities: CapabilitiesSchema.default({ modelOnly: false, layers: false, concurrency: false, decoder: false, stream: false, serve: false }),
+  capabilities: CapabilitiesSchema.default({ modelOnly: false, layers: false, concurrency: false, decoder: false, stream: false, batchStream: false, serve: false }),
   options: JsonSchemaObject.default({ type: 'object', properties: {} }),
   binding: z.string().min(1).optional().describe('Names the binding in Profiles (default: "<module> (Python) in a pbh worker")'),
   fix: z.string().min(1).optional().describe('What to run when the module is missing (default: npx pbh doctor --fix)'),

@@ -209,7 +209,7 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
       memory: async () => ({ rssBytes: client.rssPeakBytes ?? 0 }),
     };
     const generator: Generator = {
-      serves: capabilities.serve ? 'server' : capabilities.stream ? 'one_at_a_time' : 'interleaved',
+      serves: capabilities.serve ? 'server' : capabilities.batchStream ? 'batched' : capabilities.stream ? 'one_at_a_time' : 'interleaved',
       async generate(schedule) {
         const n = schedule.prompts.length;
         const tensors: NamedTensor[] = [
@@ -226,11 +226,19 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
         const tokens = int64Column(reply.tensors, 'tokens', n * k, name);
         const tokenNs = int64Column(reply.tensors, 'token_ns', n * k, name);
         const figures = reply.header.runtime_figures;
-        return arrival.map((arrivalNs, r) => ({ arrivalNs, tokens: tokens.slice(r * k, (r + 1) * k), tokenNs: tokenNs.slice(r * k, (r + 1) * k), ...(figures?.[r] ? { runtime: figures[r] } : {}) }));
+        // A batching runtime on a schedule: how late the worker's loop added each request, judged like a server's client.
+        const limitNs = reply.header.issue?.late_threshold_ns;
+        return arrival.map((arrivalNs, r) => ({
+          arrivalNs,
+          tokens: tokens.slice(r * k, (r + 1) * k),
+          tokenNs: tokenNs.slice(r * k, (r + 1) * k),
+          ...(figures?.[r] ? { runtime: figures[r] } : {}),
+          ...(limitNs === undefined ? {} : { issue: { lateNs: (figures?.[r]?.['issue_late_ms'] ?? 0) * 1e6, limitNs } }),
+        }));
       },
-      // A runtime whose generate loop is its own (capability stream or serve, no decoder) gives no logits to score.
+      // A runtime whose generate loop is its own (capability stream, batchStream or serve, no decoder) gives no logits to score.
       rankTokens:
-        (capabilities.stream || capabilities.serve) && !capabilities.decoder
+        (capabilities.stream || capabilities.batchStream || capabilities.serve) && !capabilities.decoder
           ? null
           : async (prompt, continuation) => {
               const int64 = (name: string, values: number[]): NamedTensor => ({ name, dtype: 'int64', dims: [values.length], data: BigInt64Array.from(values, (t) => BigInt(t)) });
@@ -238,7 +246,7 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
               return int64Column(reply.tensors, 'ranks', continuation.length, name);
             },
       scoreText:
-        (capabilities.stream || capabilities.serve) && !capabilities.decoder
+        (capabilities.stream || capabilities.batchStream || capabilities.serve) && !capabilities.decoder
           ? null
           : async (tokens, window, cacheShape) => {
               const tensor: NamedTensor = { name: 'tokens', dtype: 'int64', dims: [tokens.length], data: BigInt64Array.from(tokens, (t) => BigInt(t)) };

@@ -127,9 +127,9 @@ export type ScheduleReply = z.infer<typeof scheduleReplySchema>;
 export const generateReplySchema = z.looseObject({
   ...replyBase,
   requests: z.number().int().positive(),
-  /** interleaved: the harness's loop on the engine's decoder; one_at_a_time: the runtime's own generate loop (capability stream). */
-  served: z.enum(['interleaved', 'one_at_a_time', 'server']).default('interleaved'),
-  /** served server (capability serve): how output tokens were counted, and the client's issue lateness limit. */
+  /** interleaved: the harness's loop on the engine's decoder; one_at_a_time: the runtime's own generate loop (capability stream); batched: a runtime that batches requests itself (capability batchStream). */
+  served: z.enum(['interleaved', 'one_at_a_time', 'batched', 'server']).default('interleaved'),
+  /** served server (capability serve): how output tokens were counted; server or batched on a schedule: the issue lateness limit. */
   token_count: z.enum(['tokenizer', 'server_usage', 'chunks']).optional(),
   issue: z.looseObject({ late_threshold_ns: z.number() }).optional(),
   /** Per request, the runtime's own figures (OpenVINO GenAI's perf metrics), where it reports them. */

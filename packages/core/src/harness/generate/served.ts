@@ -22,21 +22,23 @@ export interface ServedVerdict {
 }
 
 /**
- * A server's point judged: INVALID when the client sent any request later than its limit after it could go (the
- * run measured the client, not the server), else VALID; TTFT p99 is the reported figure, issue lateness beside it.
+ * A server's point (or a batching runtime's on a schedule) judged: INVALID when the client (the worker's loop) sent
+ * any request later than its limit after it could go (the run measured the client, not the server), else VALID; TTFT p99 is the reported figure, issue lateness beside it.
  */
 export function servedVerdict(sessions: GenerationTrace[][], result: Pick<GenerationResult, 'scenario' | 'concurrency' | 'request_rate' | 'ttft'>): ServedVerdict | null {
   const traces = sessions.flat();
   if (traces.length === 0 || traces.some((t) => t.issue === undefined)) return null;
   const late = traces.map((t) => t.issue!.lateNs);
+  // A batching runtime in the worker (no tokenCount) returns its token ids themselves: nothing was counted.
+  const inProcess = traces.every((t) => t.tokenCount === undefined);
   const limitNs = traces[0]!.issue!.limitNs;
   const over = late.filter((ns) => ns > limitNs).length;
   const stats = summarize(late);
   const reasons = over
-    ? [`the client sent ${over} of ${late.length} requests more than ${(limitNs / 1e6).toFixed(3)} ms after they could go (worst ${(stats.max / 1e6).toFixed(3)} ms): it could not keep the schedule, so the latencies are partly its own; lower the rate or concurrency, or raise late_ms`]
+    ? [`${inProcess ? "the worker's loop added" : 'the client sent'} ${over} of ${late.length} requests more than ${(limitNs / 1e6).toFixed(3)} ms after they could go (worst ${(stats.max / 1e6).toFixed(3)} ms): it could not keep the schedule, so the latencies are partly its own; lower the rate or concurrency, or raise late_ms`]
     : [];
   const counts = new Set(traces.map((t) => t.tokenCount ?? 'chunks'));
-  const tokenCount = counts.has('chunks') ? 'chunks' : counts.has('server_usage') ? 'server_usage' : 'tokenizer';
+  const tokenCount = inProcess ? null : counts.has('chunks') ? 'chunks' : counts.has('server_usage') ? 'server_usage' : 'tokenizer';
   return {
     tokenCount,
     issue: { limit_ns: limitNs, max_late_ns: stats.max, p99_late_ns: stats.p99, late_requests: over },
