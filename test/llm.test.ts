@@ -51,10 +51,10 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
         expect(g.roofline.prefill.flops_per_s).toBeGreaterThan(0);
         if (row.engine !== 'onnxruntime') expect(g.gate, `${model} on ${row.engine}`).toMatchObject({ reference_engine: 'onnxruntime', passed: true });
         if (row.engine === 'openvino-genai') {
-          expect(g.served).toBe('one_at_a_time');
+          expect(g.served).toBe('batched');
           expect(g.perplexity).toBeNull();
           expect(g.perplexity_unavailable).toMatch(/gives no logits/);
-          expect(Object.keys(g.runtime_reported).sort()).toEqual(['tpot_ms', 'ttft_ms']);
+          expect(Object.keys(g.runtime_reported).sort()).toEqual(['issue_late_ms', 'queue_ms', 'tpot_ms', 'ttft_ms']);
         } else {
           expect(g.served).toBe('interleaved');
           expect(g.perplexity.bits_per_byte).toBeGreaterThan(0);
@@ -70,6 +70,30 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
       expect(source.exporter).toMatch(/optimum-onnx main_export/);
     }
   }, 900_000);
+
+  it('serves concurrent requests through OpenVINO GenAI\'s continuous batching, gated token for token', async () => {
+    const dir = await tempDir('pbh-llm-batched-');
+    const db = path.join(dir, 'batched.duckdb');
+    // 16 requests of 16 tokens, Poisson at 1000/s, at most 4 in flight: the pipeline batches them at each step.
+    const engines = [{ name: 'openvino-genai', options: { threads: 1 }, scenario: { kind: 'server', target_qps: 1000, max_concurrency: 4 } }];
+    const config = await writeConfig(dir, 'batched.yaml', llmConfig('llm-batched', [hf('llama_gqa')], engines, { prompts: 16, maxNew: 16, generate: { perplexity: false } }));
+    const r = await pbh(['run', config, '--db', db], { timeoutMs: 300_000 });
+    const [row] = await llmRows(db);
+    expect(row!.status, `${row!.error}\n${r.stderr.slice(-2000)}`).toBe('ok');
+    const g = JSON.parse(row!.generation!);
+    expect(g).toMatchObject({ served: 'batched', scenario: 'server', concurrency: 4, request_rate: 1000, output_tokens: 16 * 16, token_count: null });
+    expect(g.gate).toMatchObject({ reference_engine: 'onnxruntime', passed: true, rule: 'exact' });
+    // The worker's loop is judged like a server's client: how late it added each request, from the scheduled arrivals.
+    expect(g.issue).toMatchObject({ late_requests: expect.any(Number) });
+    expect(JSON.parse(row!.scenario!)).toMatchObject({ kind: 'server', executor: 'runtime', settings: { concurrency: 4, request_rate: 1000 } });
+    const facts = JSON.parse(row!.facts!);
+    expect(facts.scheduler).toMatch(/max_num_seqs = its concurrency, num_kv_blocks/);
+    expect(typeof facts.kv_cache_precision).toBe('string');
+    // Requests overlap: one's first token comes before an earlier request's last (one at a time, it never could).
+    const reqs: { arrival_ns: number; ttft_ns: number; e2e_ns: number }[] = g.per_request;
+    const overlapping = reqs.some((later, j) => reqs.slice(0, j).some((earlier) => later.arrival_ns + later.ttft_ns < earlier.arrival_ns + earlier.e2e_ns));
+    expect(overlapping, JSON.stringify(reqs)).toBe(true);
+  }, 300_000);
 
   it('runs an Optimum export as a user brings it, and says what an engine cannot run and why', async () => {
     const dir = await tempDir('pbh-llm-onnx-');

@@ -1,10 +1,11 @@
-"""OpenVINO GenAI: the LLMPipeline's own generate loop on a stateful OpenVINO IR, one request at a time.
+"""OpenVINO GenAI: the ContinuousBatchingPipeline on a stateful OpenVINO IR, concurrent requests batched by the runtime.
 
 The model is an IR folder that optimum-intel exported (openvino_model.xml, stateful: the cache lives in the infer
 request), or a Hugging Face folder that this engine exports once with optimum-intel, beside PBH's ONNX export of it
-(keyed by the source's content and optimum-intel's version). The pipeline decodes greedily itself; a streamer takes
-each token as it is ready, so PBH times every token, and the pipeline's own perf metrics (TTFT, TPOT) stand beside.
-The pipeline gives no logits: perplexity is not measured on it.
+(keyed by the source's content and optimum-intel's version). The worker's loop (generation.batch_requests) adds each
+request at its arrival and steps the pipeline, which schedules every request in flight into one batch per step
+(paged KV cache); the pipeline decodes greedily itself, each handle's tokens are read after the step that made them,
+and its own perf metrics (TTFT, TPOT) stand beside. The pipeline gives no logits: perplexity is not measured on it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Any, Callable
+from typing import Any
 
 os.environ.setdefault("USE_TF", "0")
 
@@ -27,6 +28,9 @@ from pbh_worker.sources import build_home, hf_folder
 IR = "openvino_model.xml"
 HINTS = {"fp32": "f32", "bf16": "bf16"}
 NAMES = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}
+# Tokens per KV block counted for sizing: the smallest block size a device uses (CPU's blocks hold 32), so the cache
+# holds every request in flight and none is refused or preempted for want of blocks.
+BLOCK_TOKENS = 16
 
 
 def _export(source: str, out: str, weight_format: str, group_size: int) -> None:
@@ -58,23 +62,55 @@ def _weights_read_back(xml: str) -> tuple[str | None, str]:
     return None, f"IR weight constants: {said} (no compressed weights)"
 
 
-class _Streamer(ov_genai.StreamerBase):
-    def __init__(self, on_token: Callable[[int], None]) -> None:
-        super().__init__()
-        self.on_token = on_token
+class _Batch:
+    """The pipeline as generation.batch_requests drives it: one handle per request, read after each step."""
 
-    def write(self, token: Any) -> Any:
-        for t in token if isinstance(token, (list, tuple)) else [token]:
-            self.on_token(int(t))
-        return ov_genai.StreamingStatus.RUNNING
+    def __init__(self, pipe: Any) -> None:
+        self.pipe = pipe
+        self.handles: dict[int, Any] = {}
+        self.done: dict[int, Any] = {}
+        self.next_key = 0
 
-    def end(self) -> None:
-        pass
+    def add(self, ids: list[int], max_new_tokens: int) -> int:
+        config = ov_genai.GenerationConfig()
+        config.max_new_tokens = max_new_tokens
+        config.min_new_tokens = max_new_tokens
+        config.do_sample = False
+        key, self.next_key = self.next_key, self.next_key + 1
+        self.handles[key] = self.pipe.add_request(key, ov.Tensor(np.asarray([ids], dtype=np.int64)), config)
+        return key
+
+    def step(self) -> dict[int, tuple[list[int], bool]]:
+        self.pipe.step()
+        moved: dict[int, tuple[list[int], bool]] = {}
+        for key, handle in list(self.handles.items()):
+            produced: list[int] = []
+            while handle.can_read():
+                for output in handle.read().values():
+                    produced.extend(int(t) for t in output.generated_ids)
+            status = handle.get_status()
+            if status in (ov_genai.GenerationStatus.IGNORED, ov_genai.GenerationStatus.CANCEL, ov_genai.GenerationStatus.STOP):
+                raise WorkerError("runtime_error", f"the ContinuousBatchingPipeline dropped request {key} (status {status.name}): its KV cache could not hold it")
+            finished = status == ov_genai.GenerationStatus.FINISHED
+            if produced or finished:
+                moved[key] = (produced, finished)
+            if finished:
+                self.done[key] = self.handles.pop(key)
+        return moved
+
+    def figures(self, key: int) -> dict[str, float]:
+        metrics = self.done.pop(key).get_perf_metrics()
+        return {"ttft_ms": float(metrics.get_ttft().mean), "tpot_ms": float(metrics.get_tpot().mean)}
 
 
 class OpenVinoGenAI(Engine):
     def __init__(self) -> None:
+        self.folder = ""
+        self.device = "CPU"
+        self.config: dict[str, Any] = {}
         self.pipe: Any = None
+        # (max_num_seqs, num_kv_blocks) of the pipeline built, which serves any call that fits it.
+        self.sized = (0, 0)
 
     def about(self) -> About:
         return About(version=ov_genai.__version__, devices=[d.lower() for d in ov.Core().available_devices], details={"openvino": ov.get_version()})
@@ -110,13 +146,15 @@ class OpenVinoGenAI(Engine):
         config: dict[str, Any] = {"INFERENCE_PRECISION_HINT": hint}
         if model.options.get("threads"):
             config["INFERENCE_NUM_THREADS"] = int(model.options["threads"])
-        self.pipe = ov_genai.LLMPipeline(folder, model.device.upper(), **config)
-        # The pipeline keeps its compiled model to itself: the same IR compiled with the same properties says what runs.
+        self.folder, self.device, self.config, self.pipe, self.sized = folder, model.device.upper(), config, None, (0, 0)
+        # The pipeline is built per the generate call's sizing (batch_runtime) and keeps its compiled model to itself:
+        # the same IR compiled with the same properties says what runs.
         compiled = ov.Core().compile_model(os.path.join(folder, IR), model.device.upper(), config)
         hinted = compiled.get_property("INFERENCE_PRECISION_HINT")
         executed = hinted.get_type_name() if isinstance(hinted, ov.Type) else str(hinted)
         threads = compiled.get_property("INFERENCE_NUM_THREADS")
         vocab = int(compiled.output("logits").get_partial_shape()[-1].get_length())
+        kv = compiled.get_property("KV_CACHE_PRECISION") if "KV_CACHE_PRECISION" in compiled.get_property("SUPPORTED_PROPERTIES") else None
         del compiled
         weights, weights_evidence = _weights_read_back(os.path.join(folder, IR))
         return Loaded(
@@ -124,23 +162,34 @@ class OpenVinoGenAI(Engine):
             outputs=[TensorSpec("logits", "float32", [None, None, vocab])],
             precision=Precision(NAMES.get(executed, executed), f"INFERENCE_PRECISION_HINT of the IR compiled with the pipeline's properties; {weights_evidence}", weights),
             threads=int(threads) if isinstance(threads, int) and threads > 0 else None,
-            facts={**facts, "folder": folder, "pipeline": "LLMPipeline, greedy (do_sample false), stateful IR"},
+            facts={
+                **facts,
+                "folder": folder,
+                "pipeline": "ContinuousBatchingPipeline, greedy (do_sample false), stateful IR",
+                "scheduler": f"SchedulerConfig per generate call: max_num_seqs = its concurrency, num_kv_blocks = concurrency x ceil(longest request's tokens / {BLOCK_TOKENS}), rebuilt only when a call needs more; the rest the runtime's defaults",
+                # The cache's element type is the plugin's, not the precision hint's (f16 on CPU by default).
+                "kv_cache_precision": kv.get_type_name() if isinstance(kv, ov.Type) else None if kv is None else str(kv),
+            },
         )
 
     def bind(self, batch):
         raise WorkerError("unsupported", "openvino-genai runs the generate workload only (its pipeline owns the cache): add a generate: block to the config")
 
-    def stream(self, ids: list[int], max_new_tokens: int, on_token: Callable[[int], None]) -> dict[str, float]:
-        config = ov_genai.GenerationConfig()
-        config.max_new_tokens = max_new_tokens
-        config.min_new_tokens = max_new_tokens
-        config.do_sample = False
-        tokens = ov.Tensor(np.asarray([ids], dtype=np.int64))
-        mask = ov.Tensor(np.ones((1, len(ids)), dtype=np.int64))
-        result = self.pipe.generate(ov_genai.TokenizedInputs(tokens, mask), config, _Streamer(on_token))
-        metrics = result.perf_metrics
-        return {"ttft_ms": float(metrics.get_ttft().mean), "tpot_ms": float(metrics.get_tpot().mean)}
-
+    def batch_runtime(self, concurrency: int, max_tokens: int) -> _Batch:
+        """The pipeline sized for `concurrency` requests of up to `max_tokens` tokens, built before the caller's clock starts."""
+        need = (concurrency, concurrency * -(-max_tokens // BLOCK_TOKENS))
+        if need[0] > self.sized[0] or need[1] > self.sized[1]:
+            self.pipe = None
+            scheduler = ov_genai.SchedulerConfig()
+            scheduler.max_num_seqs, scheduler.num_kv_blocks = max(need[0], self.sized[0]), max(need[1], self.sized[1])
+            self.pipe = ov_genai.ContinuousBatchingPipeline(self.folder, scheduler, self.device, self.config)
+            self.sized = (scheduler.max_num_seqs, scheduler.num_kv_blocks)
+            # A fresh pipeline's first step is also its first inference: one token through it here, off the clock.
+            warm = _Batch(self.pipe)
+            warm.add([0], 1)
+            while self.pipe.has_non_finished_requests():
+                warm.step()
+        return _Batch(self.pipe)
 
 if __name__ == "__main__":
     serve(OpenVinoGenAI())
