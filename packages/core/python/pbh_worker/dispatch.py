@@ -283,7 +283,7 @@ class Dispatcher:
 
     def _batched(self, header: dict[str, Any], prompts: list[list[int]], max_new: int, schedule: list[int] | None, concurrency: int) -> Reply:
         """A runtime that batches requests itself (generation.batch_requests): made for this call before the clock starts."""
-        runtime = self.engine.batch_runtime(concurrency, max(len(p) for p in prompts) + max_new)  # type: ignore[attr-defined]
+        runtime = self.engine.batch_runtime(concurrency, max((len(p) for p in prompts), default=0) + max_new)  # type: ignore[attr-defined]
         arrival, tokens, token_ns, figures, late = generation.batch_requests(runtime, prompts, max_new, schedule, concurrency, self.clock)
         header_out: dict[str, Any] = {"requests": len(prompts), "served": "batched", "runtime_figures": figures}
         if schedule is not None:
