@@ -128,7 +128,11 @@ const summary = {
   profiles: ratios.length,
   rerun_over_first: { p10: quantile(ratios.map((r) => r.ratio), 0.1), median: quantile(ratios.map((r) => r.ratio), 0.5), p90: quantile(ratios.map((r) => r.ratio), 0.9), min: Math.min(...ratios.map((r) => r.ratio)), max: Math.max(...ratios.map((r) => r.ratio)), within_10pct: within10 / ratios.length },
   pairs: pairChanges.length,
-  pair_ratio_change: { within_5pct: within5 / pairChanges.length, swapped: pairChanges.filter((c) => c.swapped).length, swapped_with_both_intervals_clear: pairChanges.filter((c) => c.swapped && c.first.verdict !== 'tied' && c.rerun.verdict !== 'tied').length },
+  pair_ratio_change: {
+    within_5pct: within5 / pairChanges.length,
+    outside_5pct: pairChanges.filter((c) => Math.abs(c.change - 1) > 0.05).map((c) => ({ a: c.first.a, b: c.first.b, first: c.first.ratio, rerun: c.rerun.ratio, change: c.change })),
+    swapped: pairChanges.filter((c) => c.swapped).length,
+    swapped_with_both_intervals_clear: pairChanges.filter((c) => c.swapped && c.first.verdict !== 'tied' && c.rerun.verdict !== 'tied').length },
   groups: groups.length,
   top_changes: changes,
   top_changes_where_claimed: changes.filter((c) => c.claimed).length,
