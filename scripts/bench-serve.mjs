@@ -3,13 +3,14 @@
 //  1. its own floor on scripts/openai_echo_server.py (each stream in one write): TTFT p99 with 1, 8, 16 ... STREAMS
 //     requests sent at once (target < 1 ms at 64), the echo server's CPU over each run and per added request (it
 //     shares the cores, so it is part of that floor), and issue lateness p99 and max at RATE_FLOOR req/s (target < 1 ms at 200)
-//     beside the machine's own: a loop that only wakes at the same arrivals (scripts/serve_wake_loop.py);
+//     beside the machine's own: a loop that only wakes at the same arrivals (scripts/serve_wake_loop.py); and TTFT p99
+//     with STEADY_IN_FLIGHT streams open at a time (Poisson arrivals for STEADY_S s, each stream's chunks ITL_MS apart);
 //  2. PBH beside a bare asyncio/aiohttp loop (scripts/serve_bare_loop.py) on one `transformers serve` process of the
 //     Llama folder, at RATE req/s, CONCURRENCY in flight: TTFT and TPOT p50 (target: within 5%).
 // Every figure is the median over ROUNDS (rounds alternate which client goes first), in ms. Needs `npm run build`,
 // the venv with the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm) and npm run generate:llms.
 // Knobs: ROUNDS (3), STREAMS (1,8,16,64), RATE_FLOOR (200), FLOOR_REQUESTS (1000), RATE (2), CONCURRENCY (4), PROMPTS (16),
-// MAX_NEW (16), MODEL (llama_gqa), FLOOR_ONLY (1: part 1 only).
+// MAX_NEW (16), MODEL (llama_gqa), ITL_MS (10), STEADY_IN_FLIGHT (64), STEADY_S (3), FLOOR_ONLY (1: part 1 only).
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -32,6 +33,9 @@ const CONCURRENCY = num('CONCURRENCY', 4);
 const PROMPTS = num('PROMPTS', 16);
 const MAX_NEW = num('MAX_NEW', 16);
 const MODEL = process.env.MODEL ?? 'llama_gqa';
+const ITL_MS = num('ITL_MS', 10);
+const STEADY_IN_FLIGHT = num('STEADY_IN_FLIGHT', 64);
+const STEADY_S = num('STEADY_S', 3);
 const TOLERANCE_SHARE = 0.05;
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'pbh-bench-serve-'));
@@ -190,6 +194,11 @@ try {
   const echo = /listening on (\S+)\n/.exec(said)[1];
   const echoPid = children.at(-1).pid;
   const paced = promptsFile('paced', FLOOR_REQUESTS);
+  // Streams that last: each chunk ITL_MS after the last, so at STEADY_RATE about STEADY_IN_FLIGHT are open at a time.
+  const slow = /listening on (\S+)\n/.exec(await start(python, [path.join(root, 'scripts', 'openai_echo_server.py'), '--port', '0', '--itl-ms', String(ITL_MS)], /listening on (\S+)\n/))[1];
+  const steadyRate = (STEADY_IN_FLIGHT * 1000) / (ITL_MS * (MAX_NEW - 1));
+  const steadyPrompts = promptsFile('steady', Math.max(1, Math.round(steadyRate * STEADY_S)));
+  const steady = [];
   const bursts = new Map(STREAMS.map((n) => [n, []]));
   const floor = [];
   for (let r = 0; r < ROUNDS; r++) {
@@ -200,10 +209,14 @@ try {
       bursts.get(n).push({ ttft99: row.ttft_p99_ms, serverUs: (cpuNs(echoPid) - before) / 1e3 });
     }
     const pacedRow = pbhRun(`floor-paced-${r}`, paced, { base_url: echo }, { kind: 'server', target_qps: RATE_FLOOR }, Math.max(...STREAMS), MAX_NEW);
+    const steadyRow = pbhRun(`floor-steady-${r}`, steadyPrompts, { base_url: slow }, { kind: 'server', target_qps: steadyRate }, 2 * STEADY_IN_FLIGHT, MAX_NEW);
+    steady.push({ ttft99: steadyRow.ttft_p99_ms, late99: steadyRow.late_p99_ms });
     const wake = wakeLoop();
     floor.push({ late99: pacedRow.late_p99_ms, late: pacedRow.late_max_ms, wake99: quantile(wake, 0.99), wake: Math.max(...wake) });
   }
   printFloor(bursts, floor);
+  console.log([`TTFT p99, about ${STEADY_IN_FLIGHT} streams open (${steadyRate.toFixed(0)} req/s for ${STEADY_S} s, ${MAX_NEW} chunks ${ITL_MS} ms apart)`, fmt(m(steady, 'ttft99')), '', '', '< 1'].join('\t'));
+  console.log([`issue lateness p99 in that run`, fmt(m(steady, 'late99')), '', '', ''].join('\t'));
   if (process.env.FLOOR_ONLY !== '1') await compareWithBare();
 } finally {
   for (const c of children) c.kill();
