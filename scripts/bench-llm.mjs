@@ -27,6 +27,11 @@ const PROMPTS = Number(process.env.PROMPTS ?? 8);
 // Target: PBH's figure within 3% of the bare loop's.
 const TOLERANCE_SHARE = 0.03;
 const THREAD_OPTION = { onnxruntime: 'intraOpNumThreads', openvino: 'threads', transformers: 'threads', 'onnxruntime-genai': 'threads', 'llama-cpp': 'threads' };
+const unknown = ENGINES.filter((e) => !(e in THREAD_OPTION));
+if (unknown.length) {
+  console.error(`ENGINES names ${unknown.join(', ')}: bench:llm has a bare loop for ${Object.keys(THREAD_OPTION).join(', ')} only`);
+  process.exit(2);
+}
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'pbh-bench-llm-'));
 const median = (xs) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
