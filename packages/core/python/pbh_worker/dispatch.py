@@ -262,11 +262,18 @@ class Dispatcher:
         schedule = None if arrivals is None else arrivals.tolist()
         if self.declaration.capabilities.get("serve"):
             return self._serve(header, prompts, max_new, schedule, concurrency)
+        header_out: dict[str, Any]
         if self.declaration.capabilities.get("batchStream"):
-            return self._batched(header, prompts, max_new, schedule, concurrency)
-        if self.declaration.capabilities.get("stream"):
+            # Made for this call before the clock starts, sized for its longest request.
+            runtime = self.engine.batch_runtime(concurrency, max((len(p) for p in prompts), default=0) + max_new)  # type: ignore[attr-defined]
+            arrival, tokens, token_ns, figures, late = generation.batch_requests(runtime, prompts, max_new, schedule, concurrency, self.clock)
+            header_out = {"requests": len(prompts), "served": "batched", "runtime_figures": figures}
+            if schedule is not None:
+                # Requests on a schedule: how late the loop added them, judged like a server's client.
+                header_out["issue"] = self._issue(late)
+        elif self.declaration.capabilities.get("stream"):
             arrival, tokens, token_ns, figures = generation.stream_requests(self.engine.stream, prompts, max_new, schedule, self.clock)  # type: ignore[attr-defined]
-            header_out: dict[str, Any] = {"requests": len(prompts), "served": "one_at_a_time", "runtime_figures": figures}
+            header_out = {"requests": len(prompts), "served": "one_at_a_time", "runtime_figures": figures}
         else:
             arrival, tokens, token_ns = generation.generate(self._decoder(header), prompts, max_new, schedule, concurrency, self.clock)
             header_out = {"requests": len(prompts), "served": "interleaved"}
@@ -276,33 +283,19 @@ class Dispatcher:
             "token_ns": np.asarray(token_ns, dtype="<i8").reshape(-1),
         }
 
-    def _late_ns(self) -> int:
-        """The engine's option late_ms (its manifest declares it), else 1 ms: lateness past it makes a served run INVALID."""
+    def _issue(self, late: list[int]) -> dict[str, Any]:
+        """Each request's lateness against the engine's option late_ms (its manifest declares it), else 1 ms: lateness
+        past it makes a served run INVALID."""
         late_ms = self.options.get("late_ms")
-        return int(float(late_ms) * 1e6) if isinstance(late_ms, (int, float)) and not isinstance(late_ms, bool) and late_ms > 0 else 1_000_000
-
-    def _batched(self, header: dict[str, Any], prompts: list[list[int]], max_new: int, schedule: list[int] | None, concurrency: int) -> Reply:
-        """A runtime that batches requests itself (generation.batch_requests): made for this call before the clock starts."""
-        runtime = self.engine.batch_runtime(concurrency, max((len(p) for p in prompts), default=0) + max_new)  # type: ignore[attr-defined]
-        arrival, tokens, token_ns, figures, late = generation.batch_requests(runtime, prompts, max_new, schedule, concurrency, self.clock)
-        header_out: dict[str, Any] = {"requests": len(prompts), "served": "batched", "runtime_figures": figures}
-        if schedule is not None:
-            # Requests on a schedule: how late the loop added them, judged like a server's client.
-            late_ns = self._late_ns()
-            lates = [i for i, ns in enumerate(late) if ns > late_ns]
-            header_out["issue"] = {"late_threshold_ns": late_ns, "max_late_ns": max(late), "late_requests": len(lates), "first_late": lates[0] if lates else None}
-        return header_out, {
-            "arrival_ns": np.asarray(arrival, dtype="<i8"),
-            "tokens": np.asarray(tokens, dtype="<i8").reshape(-1),
-            "token_ns": np.asarray(token_ns, dtype="<i8").reshape(-1),
-        }
+        late_ns = int(float(late_ms) * 1e6) if isinstance(late_ms, (int, float)) and not isinstance(late_ms, bool) and late_ms > 0 else 1_000_000
+        lates = [i for i, ns in enumerate(late) if ns > late_ns]
+        return {"late_threshold_ns": late_ns, "max_late_ns": max(late), "late_requests": len(lates), "first_late": lates[0] if lates else None}
 
     def _serve(self, header: dict[str, Any], prompts: list[list[int]], max_new: int, schedule: list[int] | None, concurrency: int) -> Reply:
         """A server's whole schedule through the engine's client (serving.py): variable tokens and chunks per request."""
         texts = header.get("prompt_texts")
         if not isinstance(texts, list) or len(texts) != len(prompts) or not all(isinstance(t, str) for t in texts):
             raise WorkerError("bad_request", f'"generate" on engine {self.declaration.name} (capability serve) needs "prompt_texts", one string per prompt ({len(prompts)})')
-        late_ns = self._late_ns()
         served = serving.serve_schedule(self.engine.serve_session, texts, prompts, max_new, schedule, concurrency)  # type: ignore[attr-defined]
         tokens: list[list[int]] = []
         sources: set[str] = set()
@@ -320,7 +313,6 @@ class Dispatcher:
                 sources.add("chunks")
         start = served.start_ns
         late = served.late_ns
-        lates = [i for i, ns in enumerate(late) if ns > late_ns]
 
         def figures(e: serving.Exchange, late_ns_: int) -> dict[str, float]:
             out = {"queue_ms": (e.issued_ns - e.scheduled_ns) / 1e6, "issue_late_ms": late_ns_ / 1e6}
@@ -335,7 +327,7 @@ class Dispatcher:
             "served": "server",
             # The weakest count any request needed.
             "token_count": next(k for k in ("chunks", "server_usage", "tokenizer") if k in sources),
-            "issue": {"late_threshold_ns": late_ns, "max_late_ns": max(late), "late_requests": len(lates), "first_late": lates[0] if lates else None},
+            "issue": self._issue(late),
             "runtime_figures": [figures(e, l) for e, l in zip(served.exchanges, late)],
         }
         return header_out, {
