@@ -69,13 +69,17 @@ class _Batch:
         self.pipe = pipe
         self.handles: dict[int, Any] = {}
         self.done: dict[int, Any] = {}
+        self.configs: dict[int, Any] = {}
         self.next_key = 0
 
     def add(self, ids: list[int], max_new_tokens: int) -> int:
-        config = ov_genai.GenerationConfig()
-        config.max_new_tokens = max_new_tokens
-        config.min_new_tokens = max_new_tokens
-        config.do_sample = False
+        # Made once per length, not per request: adding a request is on the timed path.
+        config = self.configs.get(max_new_tokens)
+        if config is None:
+            config = self.configs[max_new_tokens] = ov_genai.GenerationConfig()
+            config.max_new_tokens = max_new_tokens
+            config.min_new_tokens = max_new_tokens
+            config.do_sample = False
         key, self.next_key = self.next_key, self.next_key + 1
         self.handles[key] = self.pipe.add_request(key, ov.Tensor(np.asarray([ids], dtype=np.int64)), config)
         return key
@@ -190,6 +194,7 @@ class OpenVinoGenAI(Engine):
             while self.pipe.has_non_finished_requests():
                 warm.step()
         return _Batch(self.pipe)
+
 
 if __name__ == "__main__":
     serve(OpenVinoGenAI())
