@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 
-from model_convert import BadInput
+from model_convert import BadInput, copy_beside
 
 FRAMEWORK = "ONNX Runtime GenAI folder (read with onnx)"
 INSTALL = "npx pbh doctor --fix --engine llm"
@@ -68,9 +67,7 @@ def export(path: str, target: str) -> dict:
     model = onnx.load(_decoder(path))
     _fix_head_size(model, _config(path).get("head_size"))
     onnx.save(model, target)
-    for name in BESIDE:
-        if os.path.isfile(os.path.join(path, name)):
-            shutil.copyfile(os.path.join(path, name), os.path.join(os.path.dirname(target), name))
+    copy_beside(path, BESIDE, target)
     return {
         "format": "onnxruntime_genai",
         "exporter": f"the GenAI folder's own decoder ({os.path.basename(_decoder(path))}), copied",

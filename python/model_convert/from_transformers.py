@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from importlib.metadata import version
 
-from model_convert import BadInput
+from model_convert import BadInput, copy_beside
 
 FRAMEWORK = "Hugging Face transformers"
 INSTALL = "npx pbh doctor --fix --engine llm"
@@ -62,9 +61,7 @@ def export(path: str, target: str) -> dict:
         model = onnx.load(exported)
         # One file: the harness hashes and the engines read model.onnx alone (a 2 GB model would need external data).
         onnx.save(model, target)
-    for name in BESIDE:
-        if os.path.isfile(os.path.join(path, name)):
-            shutil.copyfile(os.path.join(path, name), os.path.join(os.path.dirname(target), name))
+    copy_beside(path, BESIDE, target)
     return {
         "format": "hf_transformers",
         "exporter": f"optimum-onnx main_export (task {TASK})",
