@@ -1,8 +1,7 @@
 import { hrtimeClock, type Clock } from '../contracts/clock.js';
 import type { LayerTiming, MemorySample, PreparedModel } from '../contracts/engine.js';
-import type { MetricContext } from '../contracts/metric.js';
 import type { TensorMap } from '../contracts/tensor.js';
-import { cpuTimeUs, rssBytes } from '../metrics/process-stats.js';
+import { processMetricContext } from '../metrics/process-stats.js';
 import type { SweepContext } from './context.js';
 import type { Deadline } from './deadline.js';
 import { StreamSessions, type LoopResult, type SessionRunner } from './loop.js';
@@ -82,11 +81,10 @@ export interface OpenPerformance {
 
 /** A replica of a stream contender: another prepared copy of the model with the performance set resident and warm. */
 export async function openReplica(ctx: SweepContext, plan: CellPlan, model: PreparedModel, deadline: Deadline): Promise<SessionRunner> {
-  const pid = model.runsIn.pid;
   const { resident } = residentBatches(plan, ctx.clock ?? hrtimeClock);
   await deadline.run(model.library.load(resident));
   await warmup(model, resident.length, ctx.loaded.experiment.warmup_batches, deadline);
-  return { sut: model.sut, metricContext: { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) } };
+  return { sut: model.sut, metricContext: processMetricContext(model.runsIn.pid) };
 }
 
 export async function openPerformance(ctx: SweepContext, plan: CellPlan, model: PreparedModel, deadline: Deadline): Promise<OpenPerformance> {
@@ -94,8 +92,7 @@ export async function openPerformance(ctx: SweepContext, plan: CellPlan, model: 
   const settings = scenarioSettings(exp, plan.cell);
   ctx.onProgress?.({ kind: 'phase', phase: `measure (${settings.kind})` });
   const clock = ctx.clock ?? hrtimeClock;
-  const pid = model.runsIn.pid;
-  const metricContext: MetricContext = { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) };
+  const metricContext = processMetricContext(model.runsIn.pid);
   const tracker = new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m)), energyMeterFor(exp.energy, ctx.system));
   const onSession = (index: number): void => ctx.onProgress?.({ kind: 'session', index, of: exp.sessions });
   const { resident, preprocessNs } = residentBatches(plan, clock);

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { MetricContext } from '../contracts/metric.js';
 
 const CLOCK_TICKS_PER_SEC = 100;
 
@@ -19,4 +20,9 @@ export async function cpuTimeUs(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC) * 1e6;
+}
+
+/** What a session's metrics read of the process that runs the model. */
+export function processMetricContext(pid: number): MetricContext {
+  return { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) };
 }

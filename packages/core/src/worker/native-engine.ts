@@ -208,6 +208,8 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
         : null,
       memory: async () => ({ rssBytes: client.rssPeakBytes ?? 0 }),
     };
+    // A runtime whose generate loop is its own (capability stream, batchStream or serve, no decoder) gives no logits to score.
+    const ownLoop = Boolean(capabilities.stream || capabilities.batchStream || capabilities.serve) && !capabilities.decoder;
     const generator: Generator = {
       serves: capabilities.serve ? 'server' : capabilities.batchStream ? 'batched' : capabilities.stream ? 'one_at_a_time' : 'interleaved',
       async generate(schedule) {
@@ -236,17 +238,14 @@ export function createNativeEngine(manifest: Manifest & { file: string }, declar
           ...(limitNs === undefined ? {} : { issue: { lateNs: (figures?.[r]?.['issue_late_ms'] ?? 0) * 1e6, limitNs } }),
         }));
       },
-      // A runtime whose generate loop is its own (capability stream, batchStream or serve, no decoder) gives no logits to score.
-      rankTokens:
-        (capabilities.stream || capabilities.batchStream || capabilities.serve) && !capabilities.decoder
+      rankTokens: ownLoop
           ? null
           : async (prompt, continuation) => {
               const int64 = (name: string, values: number[]): NamedTensor => ({ name, dtype: 'int64', dims: [values.length], data: BigInt64Array.from(values, (t) => BigInt(t)) });
               const reply = await client.call('rank_tokens', {}, [int64('prompt', prompt), int64('continuation', continuation)], { timeoutMs: timeouts.sessionSlack });
               return int64Column(reply.tensors, 'ranks', continuation.length, name);
             },
-      scoreText:
-        (capabilities.stream || capabilities.batchStream || capabilities.serve) && !capabilities.decoder
+      scoreText: ownLoop
           ? null
           : async (tokens, window, cacheShape) => {
               const tensor: NamedTensor = { name: 'tokens', dtype: 'int64', dims: [tokens.length], data: BigInt64Array.from(tokens, (t) => BigInt(t)) };

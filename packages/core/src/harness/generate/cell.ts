@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import type { EngineProcess, PreparedModel } from '../../contracts/engine.js';
 import type { GenerationSchedule, GenerationTrace } from '../../contracts/generation.js';
-import type { MetricContext, MetricValue } from '../../contracts/metric.js';
+import type { MetricValue } from '../../contracts/metric.js';
 import type { Profile } from '../../contracts/profile.js';
 import type { Cell } from '../../config/keys.js';
-import { cpuTimeUs, rssBytes } from '../../metrics/process-stats.js';
+import { processMetricContext } from '../../metrics/process-stats.js';
 import { summarize } from '../../stats/summary.js';
 import { summarizeInterference, type SessionInterference } from '../../system/interference.js';
 import type { SweepContext } from '../context.js';
@@ -116,8 +116,7 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   ctx.onProgress?.({ kind: 'phase', phase: `measure (generate, ${plan.scenario})` });
   const warm = Math.min(exp.warmup_batches, prompts.length);
   if (warm > 0) await deadline.run(gen.generate({ ...base, prompts: prompts.slice(0, warm), arrivalsNs: null, concurrency: 1 }));
-  const pid = model.runsIn.pid;
-  const metricContext: MetricContext = { pid, sampleRssBytes: () => rssBytes(pid), cpuTimeUs: () => cpuTimeUs(pid) };
+  const metricContext = processMetricContext(model.runsIn.pid);
   const tracker = new PerformanceTracker(exp.metrics.map((m) => ctx.registry.metric(m)), energyMeterFor(exp.energy, ctx.system));
   const sessions: GenerationSession[] = [];
   const metricValues: MetricValue[][] = [];
@@ -155,7 +154,7 @@ export async function runGenerateCell(ctx: SweepContext, cell: Cell, profile: Pr
   // PBH's cache graph holds its whole capacity (fp32); a Hugging Face cache grows to the longest request's tokens.
   const kvBytes = plan.lm.layout === 'pbh_cache' ? 2 * plan.lm.cacheShape.reduce((a, d) => a * d, 1) * 4 : plan.lm.kvBytesPerToken * (Math.max(...prompts.map((p) => p.length)) + plan.cfg.max_new_tokens);
   // A server's point: how its tokens were counted, and whether the client kept its schedule (else INVALID).
-  const served = servedVerdict(sessions.map((s) => s.traces), figures.result);
+  const served = servedVerdict(sessions.map((s) => s.traces), figures.result, gen.serves);
   profile.generation = {
     ...figures.result,
     kv_cache_bytes: kvBytes,

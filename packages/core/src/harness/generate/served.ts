@@ -1,3 +1,4 @@
+import type { Generator } from '../../contracts/engine.js';
 import type { GenerationResult, GenerationSchedule, GenerationTrace } from '../../contracts/generation.js';
 import type { ScenarioResult } from '../../contracts/profile.js';
 import type { TextDataset } from '../../dataset/text-dataset.js';
@@ -25,12 +26,12 @@ export interface ServedVerdict {
  * A server's point (or a batching runtime's on a schedule) judged: INVALID when the client (the worker's loop) sent
  * any request later than its limit after it could go (the run measured the client, not the server), else VALID; TTFT p99 is the reported figure, issue lateness beside it.
  */
-export function servedVerdict(sessions: GenerationTrace[][], result: Pick<GenerationResult, 'scenario' | 'concurrency' | 'request_rate' | 'ttft'>): ServedVerdict | null {
+export function servedVerdict(sessions: GenerationTrace[][], result: Pick<GenerationResult, 'scenario' | 'concurrency' | 'request_rate' | 'ttft'>, serves: Generator['serves']): ServedVerdict | null {
   const traces = sessions.flat();
   if (traces.length === 0 || traces.some((t) => t.issue === undefined)) return null;
   const late = traces.map((t) => t.issue!.lateNs);
-  // A batching runtime in the worker (no tokenCount) returns its token ids themselves: nothing was counted.
-  const inProcess = traces.every((t) => t.tokenCount === undefined);
+  // A batching runtime in the worker returns its token ids themselves: nothing was counted.
+  const inProcess = serves !== 'server';
   const limitNs = traces[0]!.issue!.limitNs;
   const over = late.filter((ns) => ns > limitNs).length;
   const stats = summarize(late);
