@@ -1,8 +1,9 @@
 """ONNX Runtime GenAI: its own decoder graph and key-value cache management, one Generator per request.
 
 The model is a GenAI folder (genai_config.json, as `python -m onnxruntime_genai.models.builder` writes; the harness
-hands over its export of the folder's decoder, whose metadata names the folder), or a Hugging Face folder that this engine builds into one, once, beside PBH's ONNX export of it (keyed by that export's
-folder, so by the source's content, and by the builder's version and precision). Each request holds a Generator;
+hands over its export of the folder's decoder, whose metadata names the folder), or a Hugging Face folder that this
+engine builds into one, once, beside PBH's ONNX export of it (keyed by that export's folder, so by the source's
+content, and by the builder's version and precision). Each request holds a Generator;
 a step appends the fed tokens (ORT GenAI's continuous decoding: `append_tokens` runs the model on them) and reads
 the logits, so the harness picks each token greedily and times it, as it does on every other engine.
 """

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import mmap
 import os
 import re
 import tempfile
@@ -20,7 +19,7 @@ from typing import Any, Iterator, Mapping
 import onnxruntime as ort
 
 from pbh_worker import About, Batch, Call, Done, Engine, Layer, Loaded, Model, Precision, Start, TensorSpec, WorkerError, serve
-from pbh_worker.weights import weight_compression_of
+from pbh_worker.weights import file_names_any, weight_compression_of
 from pbh_worker.measure import synchronous
 
 _LEVELS = {
@@ -105,13 +104,6 @@ def _listed(counts: Counter[str]) -> str:
 # What those op types (and weight-only MatMulNBits) have in common as bytes: a file holding none of them has no
 # quantized node and no compressed weight (onnx is not imported). "DequantizeLinear" is spelled with a small q.
 _QUANTIZED_BYTES = (b"QuantizeLinear", b"DequantizeLinear", b"ConvInteger", b"MatMulInteger", b"QLinear", b"QGemm", b"MatMulNBits")
-
-
-def _may_be_quantized(path: str) -> bool:
-    """Whether the file's bytes name a quantized op type anywhere: a cheap test that spares importing onnx (0.6 s) for
-    every float model; a hit (an op, or only a name that contains one) is settled by reading the graph."""
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        return any(data.find(marker) >= 0 for marker in _QUANTIZED_BYTES)
 
 
 def _graph(path: str) -> Any:
@@ -201,7 +193,7 @@ class OnnxRuntime(Engine):
         outputs = [_spec(o, "output") for o in self.session.get_outputs()]
         precision = graph_precision(inputs, outputs)
         # Read after the session: a file onnxruntime refuses is reported in its words.
-        graph = _graph(model.path) if _may_be_quantized(model.path) else None
+        graph = _graph(model.path) if file_names_any(model.path, _QUANTIZED_BYTES) else None
         if graph is not None and any(_QUANTIZED_MARKERS.match(n.op_type) for n in graph.node):
             with _scratch(model.work_dir) as scratch:
                 precision = optimized_graph_precision(model, self.providers, scratch, precision)

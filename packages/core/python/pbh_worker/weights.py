@@ -53,9 +53,15 @@ def weight_compression_of(graph: Any) -> tuple[str | None, str, bool]:
     return f"int{width}", f"weight-only compression read from the graph ({ops['MatMulNBits']} MatMulNBits, {ops['DequantizeLinear']} DequantizeLinear): {found}{level}", int8
 
 
-def may_be_compressed(path: str) -> bool:
-    """Whether the file's bytes name an op weight-only compression uses: spares importing onnx for plain float models."""
+def file_names_any(path: str, markers: tuple[bytes, ...]) -> bool:
+    """Whether the file's bytes hold any of `markers` (op type names): a cheap test that spares importing onnx for
+    plain float models; a hit (an op, or only a name that contains one) is settled by reading the graph."""
     import mmap  # noqa: PLC0415
 
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        return data.find(b"MatMulNBits") >= 0 or data.find(b"DequantizeLinear") >= 0
+        return any(data.find(marker) >= 0 for marker in markers)
+
+
+def may_be_compressed(path: str) -> bool:
+    """Whether the file's bytes name an op weight-only compression uses."""
+    return file_names_any(path, (b"MatMulNBits", b"DequantizeLinear"))
