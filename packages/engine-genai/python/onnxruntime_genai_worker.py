@@ -3,9 +3,11 @@
 The model is a GenAI folder (genai_config.json, as `python -m onnxruntime_genai.models.builder` writes; the harness
 hands over its export of the folder's decoder, whose metadata names the folder), or a Hugging Face folder that this
 engine builds into one, once, beside PBH's ONNX export of it (keyed by that export's folder, so by the source's
-content, and by the builder's version and precision). Each request holds a Generator;
-a step appends the fed tokens (ORT GenAI's continuous decoding: `append_tokens` runs the model on them) and reads
-the logits, so the harness picks each token greedily and times it, as it does on every other engine.
+content, and by the builder's version and precision). Each request holds a Generator.
+
+Timed requests run the runtime's own loop (`stream`: append_tokens for the prompt, then generate_next_token with its
+greedy search, each token timed as it is read back), as a user of the runtime writes it. Perplexity and the gate's
+token ranks read logits (`decoder`: append_tokens of the fed tokens, the logits read back), outside the timed region.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Callable
 
 os.environ.setdefault("USE_TF", "0")
 
@@ -124,6 +126,22 @@ class OnnxRuntimeGenAI(Engine):
 
     def decoder(self) -> _Decoder:
         return _Decoder(self.model, self.max_length)
+
+    def stream(self, ids: list[int], max_new_tokens: int, on_token: Callable[[int], None]) -> dict[str, float]:
+        # The request's Generator is made inside its time to first token, as a user's loop makes it. min_length keeps
+        # the end-of-sequence token from stopping the run short (as openvino-genai's min_new_tokens does).
+        params = og.GeneratorParams(self.model)
+        length = len(ids) + max_new_tokens
+        if length > self.max_length:
+            raise WorkerError("bad_request", f"a request reaches {length} positions and the model's context_length is {self.max_length}: shorten the prompts or generate.max_new_tokens")
+        params.set_search_options(max_length=length, min_length=length, do_sample=False)
+        generator = og.Generator(self.model, params)
+        generator.append_tokens(np.asarray(ids, dtype=np.int32))
+        step, read = generator.generate_next_token, generator.get_next_tokens
+        for _ in range(max_new_tokens):
+            step()
+            on_token(read()[0])
+        return {}
 
 
 if __name__ == "__main__":

@@ -71,9 +71,9 @@ def stream_requests(stream: Stream, prompts: list[list[int]], max_new_tokens: in
         else:
             arrival[i] = _now() - start
 
-        def on_token(token: int, i: int = i) -> None:
-            token_ns[i].append(_now() - start)
-            tokens[i].append(int(token))
+        def on_token(token: int, stamp: Callable[[int], None] = token_ns[i].append, keep: Callable[[int], None] = tokens[i].append) -> None:
+            stamp(_now() - start)
+            keep(int(token))
 
         figures.append(stream(ids, max_new_tokens, on_token))
         if len(tokens[i]) != max_new_tokens:
