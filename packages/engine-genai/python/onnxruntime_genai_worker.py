@@ -118,7 +118,7 @@ class OnnxRuntimeGenAI(Engine):
             inputs=[TensorSpec("input_ids", "int64", [None, None])],
             outputs=[TensorSpec("logits", "float32", [None, None, vocab])],
             precision=Precision("int8" if int8 else "fp32", f"fp32 inputs and outputs of the decoder in {CONFIG}; {weights_evidence}", weights),
-            facts={**facts, "folder": folder, "decoder": str(decoder.get("filename")), "context_length": self.max_length, "search": "greedy by the harness: append_tokens per step, logits read back"},
+            facts={**facts, "folder": folder, "decoder": str(decoder.get("filename")), "context_length": self.max_length, "search": "timed: the runtime's greedy search (generate_next_token, min_length the request's full length); perplexity and the gate's ranks: append_tokens, logits read back"},
         )
 
     def bind(self, batch):
