@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench:llm — PBH's TTFT and TPOT on each LLM engine beside a bare loop over that engine's own API
-// (scripts/llm_bare_loop.py: transformers' generate with a streamer, a hand-fed ONNX Runtime session and OpenVINO
+// (scripts/llm_bare_loop.py: transformers' forward steps and its generate with a streamer, a hand-fed ONNX Runtime session and OpenVINO
 // compiled model, ONNX Runtime GenAI's generate_next_token loop, llama-cpp-python's Llama.generate on the GGUF the
 // llama-cpp engine converted; each warmed by one request), on the same model, prompt ids, output length and
 // threads, in rounds that alternate which goes first. Every figure is the median over rounds of each run's p50, in ms.
@@ -19,14 +19,17 @@ const python = path.join(root, '.venv', 'bin', 'python');
 const pbh = path.join(root, 'packages', 'core', 'dist', 'cli', 'main.js');
 const llms = path.join(root, '.cache', 'llms');
 const MODELS = (process.env.MODELS ?? 'llama_gqa,gpt2,qwen2,phi3').split(',');
-const ENGINES = (process.env.ENGINES ?? 'onnxruntime,openvino,transformers,onnxruntime-genai,llama-cpp').split(',');
+const ENGINES = (process.env.ENGINES ?? 'onnxruntime,openvino,transformers,transformers-generate,onnxruntime-genai,llama-cpp').split(',');
 const THREADS = Number(process.env.THREADS ?? 1);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const MAX_NEW = Number(process.env.MAX_NEW ?? 32);
 const PROMPTS = Number(process.env.PROMPTS ?? 8);
 // Target: PBH's figure within 3% of the bare loop's.
 const TOLERANCE_SHARE = 0.03;
-const THREAD_OPTION = { onnxruntime: 'intraOpNumThreads', openvino: 'threads', transformers: 'threads', 'onnxruntime-genai': 'threads', 'llama-cpp': 'threads' };
+const THREAD_OPTION = { onnxruntime: 'intraOpNumThreads', openvino: 'threads', transformers: 'threads', 'transformers-generate': 'threads', 'onnxruntime-genai': 'threads', 'llama-cpp': 'threads' };
+// The bare loop over the API each engine times: transformers' forward steps for the transformers engine, its generate
+// for transformers-generate; the others by their own name.
+const BARE_LOOP = { transformers: 'transformers-steps', 'transformers-generate': 'transformers' };
 const unknown = ENGINES.filter((e) => !(e in THREAD_OPTION));
 if (unknown.length) {
   console.error(`ENGINES names ${unknown.join(', ')}: bench:llm has a bare loop for ${Object.keys(THREAD_OPTION).join(', ')} only`);
@@ -69,7 +72,7 @@ function exportFolder(model) {
 }
 
 function bare(model, engine, folder, promptsFile) {
-  const out = execFileSync(python, [path.join(root, 'scripts', 'llm_bare_loop.py'), engine, folder, promptsFile, String(MAX_NEW), String(THREADS)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = execFileSync(python, [path.join(root, 'scripts', 'llm_bare_loop.py'), BARE_LOOP[engine] ?? engine, folder, promptsFile, String(MAX_NEW), String(THREADS)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const { ttft_ms: ttft, tpot_ms: tpot } = JSON.parse(out.toString().trim().split('\n').at(-1));
   return { ttft: median(ttft), tpot: median(tpot) };
 }
@@ -95,7 +98,7 @@ for (const model of MODELS) {
       const runPbh = (r) => {
         const row = pbhRun(model, engine, r);
         const facts = () => JSON.parse(row.engine_facts);
-        folder ??= engine === 'transformers' ? path.join(llms, model, 'hf') : engine === 'onnxruntime-genai' ? facts().folder : engine === 'llama-cpp' ? facts().gguf : exportFolder(model);
+        folder ??= engine.startsWith('transformers') ? path.join(llms, model, 'hf') : engine === 'onnxruntime-genai' ? facts().folder : engine === 'llama-cpp' ? facts().gguf : exportFolder(model);
         pbhFigures.push({ ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms });
       };
       // Even rounds run PBH first (round 0 also finds the folder the bare loop reads), odd rounds the bare loop.

@@ -2,7 +2,8 @@
 
     .venv/bin/python scripts/llm_bare_loop.py ENGINE FOLDER PROMPTS.json MAX_NEW THREADS
 
-ENGINE is transformers (model.generate with a streamer, on the Hugging Face FOLDER), onnxruntime or openvino (an
+ENGINE is transformers (model.generate with a streamer, on the Hugging Face FOLDER), transformers-steps (the model's
+forward per step with a DynamicCache, the token picked by argmax: what the transformers engine times), onnxruntime or openvino (an
 InferenceSession or a compiled model on FOLDER/model.onnx, an Optimum export, fed by hand: neither runtime has a
 generate of its own for it), onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER), or llama-cpp
 (llama-cpp-python's Llama.generate, greedy, on the GGUF file FOLDER). One untimed request warms each up. PROMPTS.json
@@ -90,6 +91,25 @@ def main() -> None:
         with torch.inference_mode():
             hf_generate(model, prompts[:1], max_new, torch)  # warmup
             rows = hf_generate(model, prompts, max_new, torch)
+    elif engine == "transformers-steps":
+        import torch
+        from transformers import AutoModelForCausalLM, DynamicCache
+
+        torch.set_num_threads(threads)
+        model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True).eval()
+
+        def steps(ids):
+            start, cache, fed, past, times = ns(), DynamicCache(), list(ids), 0, []
+            for _ in range(max_new):
+                out = model(input_ids=torch.tensor([fed]), past_key_values=cache, cache_position=torch.arange(past, past + len(fed)), use_cache=True)
+                token = int(out.logits[0, -1].argmax())
+                times.append(ns())
+                past, fed = past + len(fed), [token]
+            return figures(start, times)
+
+        with torch.inference_mode():
+            steps(prompts[0])  # warmup
+            rows = [steps(ids) for ids in prompts]
     elif engine == "onnxruntime":
         import onnxruntime as ort
 

@@ -18,6 +18,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
       { name: 'onnxruntime', options: { intraOpNumThreads: 1 } },
       { name: 'openvino', options: { threads: 1 } },
       { name: 'transformers', options: { threads: 1 } },
+      { name: 'transformers-generate', options: { threads: 1 } },
       { name: 'onnxruntime-genai', options: { threads: 1 } },
       { name: 'openvino-genai', options: { threads: 1 } },
     ];
@@ -31,7 +32,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     expect(genaiGpt2.error).toMatch(/model builder could not build .*gpt2.*Run this model on onnxruntime, openvino or transformers/s);
     for (const model of ['llama_gqa', 'gpt2']) {
       const ok = all.filter((x) => x.model === model && x.status === 'ok');
-      expect(ok.map((x) => x.engine).sort()).toEqual(['onnxruntime', 'onnxruntime-genai', 'openvino', 'openvino-genai', 'transformers'].filter((e) => model === 'llama_gqa' || e !== 'onnxruntime-genai'));
+      expect(ok.map((x) => x.engine).sort()).toEqual(['onnxruntime', 'onnxruntime-genai', 'openvino', 'openvino-genai', 'transformers', 'transformers-generate'].filter((e) => model === 'llama_gqa' || e !== 'onnxruntime-genai'));
       const perplexities: number[] = [];
       for (const row of ok) {
         const g = JSON.parse(row.generation!);
@@ -56,15 +57,16 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
           expect(g.perplexity_unavailable).toMatch(/gives no logits/);
           expect(Object.keys(g.runtime_reported).sort()).toEqual(['issue_late_ms', 'queue_ms', 'tpot_ms', 'ttft_ms']);
         } else {
-          // onnxruntime-genai is timed on its own generate_next_token loop, one request at a time; its logits score the text.
-          expect(g.served).toBe(row.engine === 'onnxruntime-genai' ? 'one_at_a_time' : 'interleaved');
+          // onnxruntime-genai and transformers-generate are timed on the runtime's own loop (generate_next_token,
+          // generate), one request at a time; their logits score the text.
+          expect(g.served).toBe(['onnxruntime-genai', 'transformers-generate'].includes(row.engine) ? 'one_at_a_time' : 'interleaved');
           expect(g.perplexity.bits_per_byte).toBeGreaterThan(0);
           expect(g.perplexity.bits_per_byte).toBeLessThan(8);
           expect(g.perplexity.nll_nats).toBeLessThan(g.perplexity.uniform_nll_nats);
           perplexities.push(g.perplexity.nll_nats);
         }
       }
-      // Four implementations of one model score the same text alike (fp32 everywhere).
+      // Five implementations of one model score the same text alike (fp32 everywhere).
       expect(Math.max(...perplexities) - Math.min(...perplexities), `${model}: ${perplexities.join(', ')}`).toBeLessThan(1e-3);
       const source = JSON.parse(ok.find((x) => x.engine === 'onnxruntime')!.source!);
       expect(source).toMatchObject({ path: path.join(LLMS, model, 'hf'), format: 'hf_transformers' });

@@ -80,7 +80,7 @@ const maxAbsDiff = (a: Float32Array, b: Float32Array): number => a.reduce((m, v,
 describe('@pbh/engine-pytorch', () => {
   it('is a plugin of three engines that probe the real torch, and transformers for the generate workload', async () => {
     expect(plugin.name).toBe('@pbh/engine-pytorch');
-    expect(plugin.engines?.map((e) => e.name)).toEqual(['pytorch', 'torchscript', 'torch-compile', 'transformers']);
+    expect(plugin.engines?.map((e) => e.name)).toEqual(['pytorch', 'torchscript', 'torch-compile', 'transformers', 'transformers-generate']);
     const transformers = plugin.engines!.find((e) => e.name === 'transformers')!;
     expect(await transformers.probe('worker')).toMatchObject({ available: true, version: expect.stringMatching(/^transformers 4\.57\.\d+, torch 2\.15\.0/) });
     // The manifest's defaults are the only ones: each engine's schema fills its own and refuses another's.
