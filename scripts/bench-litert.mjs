@@ -7,8 +7,11 @@
 //           timer around bind's call per query, in the worker
 // Every figure is a per-batch p50 in µs at batch 1: the median over rounds of each round's p50. Timing figures: run it
 // on a quiet machine. Needs `npm run build`, the TensorFlow extra (npx pbh doctor --fix --engine tensorflow) and the
-// models of python/generate_tf_models.py (built here when missing). Knobs: THREADS (1), ROUNDS (3), BUDGET_S (1:
-// seconds per figure per round; at least 10, at most 5000 runs), CASES (substring filter on the label).
+// models of python/generate_tf_models.py (built here when missing). Each side runs in PROCESSES processes, a round
+// timing one of each in turn: one process's memory layout alone moves a figure by a few percent, so one process
+// against one other would compare layouts. Knobs: THREADS (1), PROCESSES (3), ROUNDS (2 x PROCESSES, so each process
+// goes first once), BUDGET_S (1: seconds per figure per round; at least 10, at most 5000 runs), CASES (substring
+// filter on the label).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -22,7 +25,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const python = path.join(root, '.venv', 'bin', 'python');
 const models = path.join(root, '.cache', 'tf-models');
 const THREADS = Number(process.env.THREADS ?? 1);
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const PROCESSES = Number(process.env.PROCESSES ?? 3);
+const ROUNDS = Number(process.env.ROUNDS ?? 2 * PROCESSES);
 const BUDGET_US = Number(process.env.BUDGET_S ?? 1) * 1e6;
 const RESIDENT_BATCHES = 8;
 // Target: the ranked figure within 3% or 2 µs of the bare loop, whichever is more (TensorFlow: 3%).
@@ -77,25 +81,34 @@ for (const c of cases) {
   }
   c.source = path.join(models, 'models', c.file);
   const converted = await convertModel(c.source, converterFor(c.source), path.join(workDir, 'converted'));
-  const model = await engine.prepare({
-    model: { name: c.label, path: converted.onnx_path, workDir }, batchSize: 1, device: 'cpu',
-    options: engine.optionsSchema.parse(c.options), inputs: [{ name: 'pixels', dtype: 'float32', shape: [1, 8, 8, 1] }], seed: 0, precision: c.file.includes('int8') ? 'int8' : 'fp32', process: 'worker',
-  });
   c.batches = Array.from({ length: RESIDENT_BATCHES }, (_, b) => ({ pixels: dataset.read(b, 1).inputs.pixels }));
-  await model.library.load(c.batches);
-  const warm = p50((await model.sut.closedLoop({ batches: c.batches.length, minQueries: 20, minDurationNs: 0 })).engineNs) / 1e3;
+  const workers = [];
+  const bares = [];
+  for (let p = 0; p < PROCESSES; p++) {
+    const model = await engine.prepare({
+      model: { name: c.label, path: converted.onnx_path, workDir }, batchSize: 1, device: 'cpu',
+      options: engine.optionsSchema.parse(c.options), inputs: [{ name: 'pixels', dtype: 'float32', shape: [1, 8, 8, 1] }], seed: 0, precision: c.file.includes('int8') ? 'int8' : 'fp32', process: 'worker',
+    });
+    await model.library.load(c.batches);
+    workers.push(model);
+    const bare = bareLoop(c);
+    await bare.ready;
+    bares.push(bare);
+  }
+  const warm = p50((await workers[0].sut.closedLoop({ batches: c.batches.length, minQueries: 20, minDurationNs: 0 })).engineNs) / 1e3;
   c.iters = Math.round(Math.min(5000, Math.max(10, BUDGET_US / warm / 2)));
-  const bare = bareLoop(c);
-  await bare.ready;
-  cells.push({ c, version: availability.version, model, bare, rounds: [] });
+  cells.push({ c, version: availability.version, models: workers, bares, rounds: [] });
 }
 
 const load = [readFileSync('/proc/loadavg', 'utf8').trim()];
 for (let r = 0; r < ROUNDS; r++) {
   for (const cell of cells) {
     const round = {};
-    const runBare = async () => Object.assign(round, { bare: await cell.bare.run(cell.c.iters) });
-    const runPbh = async () => Object.assign(round, { ranked: p50((await cell.model.sut.closedLoop({ batches: cell.c.batches.length, minQueries: cell.c.iters, minDurationNs: 0 })).engineNs) / 1e3 });
+    // Each round times one worker and one bare process, cycling, so every process is in as many rounds.
+    const model = cell.models[r % PROCESSES];
+    const bare = cell.bares[r % PROCESSES];
+    const runBare = async () => Object.assign(round, { bare: await bare.run(cell.c.iters) });
+    const runPbh = async () => Object.assign(round, { ranked: p50((await model.sut.closedLoop({ batches: cell.c.batches.length, minQueries: cell.c.iters, minDurationNs: 0 })).engineNs) / 1e3 });
     if (r % 2 === 0) await runBare().then(runPbh);
     else await runPbh().then(runBare);
     cell.rounds.push(round);
@@ -104,8 +117,8 @@ for (let r = 0; r < ROUNDS; r++) {
   load.push(readFileSync('/proc/loadavg', 'utf8').trim());
 }
 for (const cell of cells) {
-  cell.bare.close();
-  await cell.model.dispose();
+  for (const bare of cell.bares) bare.close();
+  for (const model of cell.models) await model.dispose();
 }
 
 const fmt = (v, digits = 1) => v.toFixed(digits);
@@ -128,3 +141,8 @@ for (const cell of cells) {
 console.log(`\ntarget: LiteRT within 3% or 2 µs of the bare loop, TensorFlow within 3%: ${missed ? `MISSED in ${missed} of ${cells.length}` : `met in all ${cells.length}`}`);
 console.log('\nper round: Δ µs');
 for (const cell of cells) console.log(`  ${cell.c.label}: ${cell.rounds.map((r) => signed(r.ranked - r.bare)).join(' ')}`);
+console.log(`\nper process pair (rounds r, r + ${PROCESSES}, ...): median bare µs / ranked µs`);
+for (const cell of cells) {
+  const pairs = Array.from({ length: PROCESSES }, (_, p) => cell.rounds.filter((_, r) => r % PROCESSES === p));
+  console.log(`  ${cell.c.label}: ${pairs.map((rs) => `${fmt(median(rs.map((r) => r.bare)))} / ${fmt(median(rs.map((r) => r.ranked)))}`).join(', ')}`);
+}
