@@ -65,7 +65,7 @@ async function levelShifts(ctx: SweepContext, series: readonly number[][]): Prom
   return out;
 }
 
-function formedText(bank: readonly Contender[], index: number, more: string | null, interleave: boolean): string {
+function formedText(bank: readonly Contender[], index: number, more: string | null, interleave: boolean, settleMs: number): string {
   const first = bank[0]!;
   const what = `${first.cell.model.name} batch ${first.cell.batchSize}`;
   if (first.profile.workload.scenario === 'server' || first.profile.workload.scenario === 'offline') {
@@ -73,7 +73,7 @@ function formedText(bank: readonly Contender[], index: number, more: string | nu
   }
   if (bank.length === 1) return interleave ? `alone: the only ${what} cell this run measured` : 'alone: rounds.interleave is false';
   const banks = index > 0 || more ? `; bank ${index + 1} (${more ?? 'the rest of the group'})` : '';
-  return `${bank.length} contenders for ${what} prepared and resident together, one session each a round in a seeded random order${banks}`;
+  return `${bank.length} contenders for ${what} prepared and resident together, one session each a round in a seeded random order, ${settleMs} ms idle between two contenders' sessions${banks}`;
 }
 
 /**
@@ -131,7 +131,7 @@ export async function runGroup(ctx: SweepContext, cells: readonly Cell[], hooks:
       const shift = shifts[i];
       p.rounds = {
         contenders,
-        formed: formedText(cfg.interleave ? bank : [c], bankIndex, more, cfg.interleave) + (replicas[i]! > 1 ? `; each contender in ${replicas[i]} prepared copies, its sessions alternating among them` : ''),
+        formed: formedText(cfg.interleave ? bank : [c], bankIndex, more, cfg.interleave, cfg.settle_ms) + (replicas[i]! > 1 ? `; each contender in ${replicas[i]} prepared copies, its sessions alternating among them` : ''),
         replicas: replicas[i]!,
         seed,
         orders: outcome.orders,

@@ -69,6 +69,7 @@ const spent = (sessions: readonly SessionResult[]): number => sessions.reduce((a
 export async function runRounds(members: readonly RoundMember[], minSessions: number, cfg: RoundsConfig, seed: number, onRound?: (round: number) => void): Promise<RoundsOutcome> {
   const random = seededRandom(seed);
   const orders: number[][] = [];
+  let last: number | undefined;
   const wants = (m: RoundMember): boolean => {
     const n = m.sessions().length;
     if (n < minSessions) return true;
@@ -84,7 +85,13 @@ export async function runRounds(members: readonly RoundMember[], minSessions: nu
     onRound?.(round);
     const order = shuffled(active, random);
     orders.push(order);
-    for (const i of order) await members[i]!.session();
+    for (const i of order) {
+      // Another contender's pools may still spin on the cores for a few ms after its session (on 2 vCPUs that cost
+      // one ONNX Runtime session up to half its throughput, docs/measurements.md): let them sleep first.
+      if (last !== undefined && last !== i && cfg.settle_ms > 0) await new Promise((resolve) => setTimeout(resolve, cfg.settle_ms));
+      last = i;
+      await members[i]!.session();
+    }
   }
   const stopped = members.map((m): Rounds['stopped'] => {
     const half = ciHalfWidth(m.sessions());
