@@ -97,7 +97,7 @@ for (const c of cases) {
   }
   const warm = p50((await workers[0].sut.closedLoop({ batches: c.batches.length, minQueries: 20, minDurationNs: 0 })).engineNs) / 1e3;
   c.iters = Math.round(Math.min(5000, Math.max(10, BUDGET_US / warm / 2)));
-  cells.push({ c, version: availability.version, models: workers, bares, rounds: [] });
+  cells.push({ c, version: availability.version, workers, bares, rounds: [] });
 }
 
 const load = [readFileSync('/proc/loadavg', 'utf8').trim()];
@@ -105,7 +105,7 @@ for (let r = 0; r < ROUNDS; r++) {
   for (const cell of cells) {
     const round = {};
     // Each round times one worker and one bare process, cycling, so every process is in as many rounds.
-    const model = cell.models[r % PROCESSES];
+    const model = cell.workers[r % PROCESSES];
     const bare = cell.bares[r % PROCESSES];
     const runBare = async () => Object.assign(round, { bare: await bare.run(cell.c.iters) });
     const runPbh = async () => Object.assign(round, { ranked: p50((await model.sut.closedLoop({ batches: cell.c.batches.length, minQueries: cell.c.iters, minDurationNs: 0 })).engineNs) / 1e3 });
@@ -118,7 +118,7 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 for (const cell of cells) {
   for (const bare of cell.bares) bare.close();
-  for (const model of cell.models) await model.dispose();
+  for (const model of cell.workers) await model.dispose();
 }
 
 const fmt = (v, digits = 1) => v.toFixed(digits);

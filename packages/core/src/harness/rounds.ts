@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RoundsConfig } from '../config/schema.js';
 import type { Rounds, SessionResult } from '../contracts/profile.js';
 import { summarize } from '../stats/summary.js';
@@ -86,9 +87,9 @@ export async function runRounds(members: readonly RoundMember[], minSessions: nu
     const order = shuffled(active, random);
     orders.push(order);
     for (const i of order) {
-      // Another contender's pools may still spin on the cores for a few ms after its session (on 2 vCPUs that cost
-      // one ONNX Runtime session up to half its throughput, docs/measurements.md): let them sleep first.
-      if (last !== undefined && last !== i && cfg.settle_ms > 0) await new Promise((resolve) => setTimeout(resolve, cfg.settle_ms));
+      // Another contender's thread pools may still spin on the cores for a few ms after its session: let them sleep
+      // before this one is timed (docs/measurements.md has the before and after).
+      if (last !== undefined && last !== i && cfg.settle_ms > 0) await sleep(cfg.settle_ms);
       last = i;
       await members[i]!.session();
     }
