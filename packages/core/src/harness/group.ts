@@ -73,7 +73,7 @@ function formedText(bank: readonly Contender[], index: number, more: string | nu
   }
   if (bank.length === 1) return interleave ? `alone: the only ${what} cell this run measured` : 'alone: rounds.interleave is false';
   const banks = index > 0 || more ? `; bank ${index + 1} (${more ?? 'the rest of the group'})` : '';
-  return `${bank.length} contenders for ${what} prepared and resident together, one session each a round in a seeded random order, ${settleMs} ms idle between two contenders' sessions${banks}`;
+  return `${bank.length} contenders for ${what} prepared and resident together, one session each a round in a seeded random order, ${settleMs} ms idle whenever the next session runs on another contender or on another copy of one${banks}`;
 }
 
 /**
@@ -109,6 +109,7 @@ export async function runGroup(ctx: SweepContext, cells: readonly Cell[], hooks:
       const sessions = c.perf!.stream!.sessions;
       return {
         sessions: () => sessions,
+        copy: () => c.perf!.stream!.nextReplica,
         alive: () => !c.done,
         session: () => guard(c, () => contenderSession(ctx, c)),
         secondsLeft: () => (c.deadline.endsAtMs - Date.now()) / 1000 - FINISH_RESERVE * exp.timeout_s,

@@ -120,11 +120,16 @@ export class StreamSessions {
     return this.runners.length;
   }
 
+  /** The copy the next session runs on. */
+  get nextReplica(): number {
+    return this.sessions.length % this.runners.length;
+  }
+
   /** One tracked session; its index is the next in order. */
   async session(): Promise<SessionResult> {
     const { plan } = this;
     const s = this.sessions.length;
-    const replica = s % this.runners.length;
+    const replica = this.nextReplica;
     const { sut, metricContext } = this.runners[replica]!;
     plan.onSession?.(s);
     await plan.tracker.start(metricContext);

@@ -43,6 +43,9 @@ export function ciHalfWidth(sessions: readonly SessionResult[]): number | null {
 /** What the rounds need of a contender: its sessions so far, whether it is still running, one more session. */
 export interface RoundMember {
   sessions(): readonly SessionResult[];
+  /** The prepared copy (rounds.replicas) its next session runs on: each copy is a process of its own, or a runtime
+   * session with its own thread pools. Absent: one copy. */
+  copy?(): number;
   alive(): boolean;
   /** Runs one session; false when it failed (the member is then no longer alive). */
   session(): Promise<boolean>;
@@ -70,7 +73,7 @@ const spent = (sessions: readonly SessionResult[]): number => sessions.reduce((a
 export async function runRounds(members: readonly RoundMember[], minSessions: number, cfg: RoundsConfig, seed: number, onRound?: (round: number) => void): Promise<RoundsOutcome> {
   const random = seededRandom(seed);
   const orders: number[][] = [];
-  let last: number | undefined;
+  let last: string | undefined;
   const wants = (m: RoundMember): boolean => {
     const n = m.sessions().length;
     if (n < minSessions) return true;
@@ -87,10 +90,11 @@ export async function runRounds(members: readonly RoundMember[], minSessions: nu
     const order = shuffled(active, random);
     orders.push(order);
     for (const i of order) {
-      // Another contender's thread pools may still spin on the cores for a few ms after its session: let them sleep
-      // before this one is timed (docs/measurements.md has the before and after).
-      if (last !== undefined && last !== i && cfg.settle_ms > 0) await sleep(cfg.settle_ms);
-      last = i;
+      // The thread pools of the copy that ran last may still spin on the cores for a few ms after its session: let
+      // them sleep before another copy (another contender's, or this one's next replica) is timed (docs/measurements.md).
+      const runner = `${i}/${members[i]!.copy?.() ?? 0}`;
+      if (last !== undefined && last !== runner && cfg.settle_ms > 0) await sleep(cfg.settle_ms);
+      last = runner;
       await members[i]!.session();
     }
   }

@@ -4,11 +4,12 @@ import { RoundsSchema } from '../../src/config/schema.js';
 import type { SessionResult } from '../../src/contracts/profile.js';
 import { runRounds, type RoundMember } from '../../src/harness/rounds.js';
 
-/** A member whose sessions take no time and log when they start and end. */
-function member(name: string, log: { name: string; start: number; end: number }[]): RoundMember {
+/** A member whose sessions take no time and log when they start and end; with `copies`, they alternate among copies. */
+function member(name: string, log: { name: string; start: number; end: number }[], copies = 1): RoundMember {
   const sessions: SessionResult[] = [];
   return {
     sessions: () => sessions,
+    ...(copies > 1 ? { copy: () => sessions.length % copies } : {}),
     alive: () => true,
     secondsLeft: () => 60,
     session: async () => {
@@ -30,6 +31,14 @@ describe('runRounds settle', () => {
     expect(switches.length).toBeGreaterThan(0);
     // setTimeout may fire up to a ms early by its rounding; never much less than asked.
     for (const [i, s] of log.entries()) if (i > 0 && s.name !== log[i - 1]!.name) expect(s.start - log[i - 1]!.end).toBeGreaterThanOrEqual(29);
+  });
+
+  it('leaves settle_ms idle between two sessions of one contender that run on different copies', async () => {
+    const log: { name: string; start: number; end: number }[] = [];
+    // One member alone: every session follows its own previous one, each on the other of its two copies.
+    await runRounds([member('a', log, 2)], 4, RoundsSchema.parse({ settle_ms: 30 }), 7);
+    expect(log).toHaveLength(4);
+    for (const [i, s] of log.entries()) if (i > 0) expect(s.start - log[i - 1]!.end).toBeGreaterThanOrEqual(29);
   });
 
   it('runs sessions back to back with settle_ms 0', async () => {
