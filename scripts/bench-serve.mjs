@@ -5,12 +5,17 @@
 //     shares the cores, so it is part of that floor), and issue lateness p99 and max at RATE_FLOOR req/s (target < 1 ms at 200)
 //     beside the machine's own: a loop that only wakes at the same arrivals (scripts/serve_wake_loop.py); and TTFT p99
 //     with STEADY_IN_FLIGHT streams open at a time (Poisson arrivals for STEADY_S s, each stream's chunks ITL_MS apart);
-//  2. PBH beside a bare asyncio/aiohttp loop (scripts/serve_bare_loop.py) on one `transformers serve` process of the
-//     Llama folder, at RATE req/s, CONCURRENCY in flight: TTFT and TPOT p50 (target: within 5%).
-// Every figure is the median over ROUNDS (rounds alternate which client goes first), in ms. Needs `npm run build`,
+//  2. PBH beside a bare asyncio/aiohttp loop (scripts/serve_bare_loop.py) and, where it is installed, NVIDIA's AIPerf
+//     (`aiperf profile`, the same requests replayed at the same offsets with --fixed-schedule), taking turns on one
+//     `transformers serve` process of the Llama folder per round, at RATE req/s, CONCURRENCY in flight: TTFT and TPOT
+//     p50 and PBH's ratio to each, paired within a round (target: within 5%).
+//     AIPerf is not a PBH dependency (its own venv, about 1.2 GB): AIPERF names its executable, else
+//     .cache/aiperf/bin/aiperf is used when present (python3 -m venv .cache/aiperf && .cache/aiperf/bin/pip install
+//     aiperf==0.13.0), else that column is skipped.
+// Every figure is the median over ROUNDS (rounds rotate which client goes first), in ms. Needs `npm run build`,
 // the venv with the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm) and npm run generate:llms.
 // Knobs: ROUNDS (3), STREAMS (1,8,16,64), RATE_FLOOR (200), FLOOR_REQUESTS (1000), RATE (2), CONCURRENCY (4), PROMPTS (16),
-// MAX_NEW (16), MODEL (llama_gqa), ITL_MS (10), STEADY_IN_FLIGHT (64), STEADY_S (3), FLOOR_ONLY (1: part 1 only).
+// MAX_NEW (16), MODEL (llama_gqa), ITL_MS (10), STEADY_IN_FLIGHT (64), STEADY_S (3), FLOOR_ONLY (1: part 1 only), AIPERF.
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -132,6 +137,23 @@ function bare(base, model, prompts) {
   return { ttft: median(ttft), tpot: median(tpot) };
 }
 
+const aiperf = process.env.AIPERF ?? (existsSync(path.join(root, '.cache', 'aiperf', 'bin', 'aiperf')) ? path.join(root, '.cache', 'aiperf', 'bin', 'aiperf') : null);
+
+/** AIPerf on the same requests: each prompt at PBH's session 0 arrival (seed 0), the same body (max_tokens, usage). */
+function aiperfRun(base, model, prompts, round) {
+  const file = path.join(work, 'aiperf-prompts.jsonl');
+  const arrivals = poissonArrivalsNs(prompts.length, RATE, 0).slice(0, prompts.length);
+  writeFileSync(file, prompts.map((text, i) => JSON.stringify({ text, timestamp: arrivals[i] / 1e6 })).join('\n') + '\n');
+  const out = path.join(work, `aiperf-${round}`);
+  // --use-legacy-max-tokens: max_tokens, as PBH sends (AIPerf always asks for stream_options.include_usage, as PBH does);
+  // it counts output tokens with the model's own tokenizer.
+  execFileSync(aiperf, ['profile', '--model', model, '--url', base.replace(/\/v1$/, ''), '--endpoint-type', 'chat', '--streaming', '--input-file', file, '--custom-dataset-type', 'single_turn', '--fixed-schedule', '--request-count', String(prompts.length), '--concurrency', String(CONCURRENCY), '--output-tokens-mean', String(MAX_NEW), '--use-legacy-max-tokens', '--extra-inputs', 'temperature:0', '--tokenizer', folder, '--ui-type', 'none', '--artifact-dir', out], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const figures = JSON.parse(readFileSync(path.join(out, 'profile_export_aiperf.json'), 'utf8'));
+  const done = figures.request_count?.avg ?? figures.request_count;
+  if (done !== prompts.length) throw new Error(`AIPerf completed ${JSON.stringify(done)} of ${prompts.length} requests (see ${out}/logs/aiperf.log)`);
+  return { ttft: figures.time_to_first_token.p50, tpot: figures.inter_token_latency.p50 };
+}
+
 const m = (xs, k) => median(xs.map((x) => x[k]));
 const fmt = (x) => x.toFixed(3);
 
@@ -152,39 +174,57 @@ function printFloor(bursts, floor) {
   console.log('n streams sent at once queue behind each other on one client loop and one server loop on the same cores: the last first token comes after n requests of both (per stream = p99 / n).');
 }
 
-/** 2. PBH beside the bare loop on one transformers serve process. */
+/** 2. PBH beside the bare loop and AIPerf, round by round, each round on a fresh transformers serve process. */
 async function compareWithBare() {
   // A copy of the folder with a plain chat template.
   const served = path.join(work, MODEL);
   cpSync(folder, served, { recursive: true });
   const tc = path.join(served, 'tokenizer_config.json');
   writeFileSync(tc, JSON.stringify({ ...JSON.parse(readFileSync(tc, 'utf8')), chat_template: "{% for m in messages %}{{ m['content'] }}{% endfor %}" }));
-  const port = await freePort();
-  await start(path.join(root, '.venv', 'bin', 'transformers'), ['serve', '--device', 'cpu', '--host', '127.0.0.1', '--port', String(port), '--force_model', served], /Application startup complete|Uvicorn running/);
-  const base = `http://127.0.0.1:${port}/v1`;
   const hfPrompts = promptsFile('hf', PROMPTS);
-  const pbhFigures = [];
-  const bareFigures = [];
-  const runPbh = (r) => {
-    const row = pbhRun(`hf-${r}`, hfPrompts, { base_url: base, model: served, endpoint: 'chat' }, { kind: 'server', target_qps: RATE }, CONCURRENCY, MAX_NEW);
-    pbhFigures.push({ ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms });
-  };
   const hfTexts = Array.from({ length: PROMPTS }, (_, i) => texts[i % texts.length]);
-  // The server loads the model at its first request and warms over the next few: one discarded pass first.
-  bare(base, served, hfTexts);
+  const clients = { pbh: [], bare: [], ...(aiperf ? { aiperf: [] } : {}) };
   for (let r = 0; r < ROUNDS; r++) {
-    if (r % 2 === 0) runPbh(r);
-    bareFigures.push(bare(base, served, hfTexts));
-    if (r % 2 === 1) runPbh(r);
+    // A fresh server each round: a long-lived transformers serve process stopped answering partway through longer
+    // runs (docs/measurements.md); the clients of a round share its state, so each round's ratios are paired.
+    const port = await freePort();
+    await start(path.join(root, '.venv', 'bin', 'transformers'), ['serve', '--device', 'cpu', '--host', '127.0.0.1', '--port', String(port), '--force_model', served], /Application startup complete|Uvicorn running/);
+    const server = children.at(-1);
+    const base = `http://127.0.0.1:${port}/v1`;
+    const run = {
+      pbh: () => {
+        const row = pbhRun(`hf-${r}`, hfPrompts, { base_url: base, model: served, endpoint: 'chat' }, { kind: 'server', target_qps: RATE }, CONCURRENCY, MAX_NEW);
+        return { ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms };
+      },
+      bare: () => bare(base, served, hfTexts),
+      aiperf: () => aiperfRun(base, served, hfTexts, r),
+    };
+    // The server loads the model at its first request and warms over the next few: one discarded pass first.
+    bare(base, served, hfTexts);
+    // The clients take turns going first, round by round.
+    const names = Object.keys(clients);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + r) % names.length];
+      clients[name].push(run[name]());
+    }
+    server.removeAllListeners('exit');
+    await new Promise((resolve) => {
+      server.once('exit', resolve);
+      server.kill();
+    });
   }
-  const ttft = [m(pbhFigures, 'ttft'), m(bareFigures, 'ttft')];
-  const tpot = [m(pbhFigures, 'tpot'), m(bareFigures, 'tpot')];
-  console.log(`\ntransformers serve (${MODEL}, chat, CPU): ${PROMPTS} prompts at ${RATE} req/s, ${CONCURRENCY} in flight, ${MAX_NEW} new tokens; p50s, ms`);
-  console.log(['figure', 'pbh', 'bare', 'ratio', 'within'].join('\t'));
-  for (const [name, [p, b]] of [['TTFT p50', ttft], ['TPOT p50', tpot]]) {
-    console.log([name, fmt(p), fmt(b), fmt(p / b), Math.abs(p / b - 1) <= TOLERANCE_SHARE ? 'yes' : 'no'].join('\t'));
+  const within = (ratio) => (Math.abs(ratio - 1) <= TOLERANCE_SHARE ? 'yes' : 'no');
+  const others = Object.keys(clients).filter((c) => c !== 'pbh');
+  console.log(`\ntransformers serve (${MODEL}, chat, CPU): ${PROMPTS} prompts at ${RATE} req/s, ${CONCURRENCY} in flight, ${MAX_NEW} new tokens, a fresh server each of ${ROUNDS} rounds; p50s in ms (median over rounds), ratio = median over rounds of PBH / the other client in that round`);
+  console.log(['figure', 'pbh', ...others.flatMap((c) => [c, 'ratio', 'within'])].join('\t'));
+  for (const [name, k] of [['TTFT p50', 'ttft'], ['TPOT p50', 'tpot']]) {
+    const cells = others.flatMap((c) => {
+      const ratio = median(clients.pbh.map((x, r) => x[k] / clients[c][r][k]));
+      return [fmt(m(clients[c], k)), fmt(ratio), within(ratio)];
+    });
+    console.log([name, fmt(m(clients.pbh, k)), ...cells].join('\t'));
   }
-  console.log(`ratio = PBH / bare (target within ${TOLERANCE_SHARE * 100}%)`);
+  console.log(`target within ${TOLERANCE_SHARE * 100}%; ${aiperf ? `AIPerf: ${aiperf}` : 'AIPerf: not installed (see the header of this script), skipped'}`);
 }
 
 if (!existsSync(path.join(llms, 'llms.json'))) throw new Error(`no generated LLMs in ${llms}: run npm run generate:llms first`);
