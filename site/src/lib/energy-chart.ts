@@ -1,6 +1,7 @@
 import * as Plot from '@observablehq/plot';
 import { batchLabel } from '../charts/palette.js';
 import { paddedScale } from '../charts/axes.js';
+import { heightForLabels, spreadLabels } from '../charts/direct-labels.js';
 import { renderChart } from '../charts/render.js';
 import { noisyText, type ChartView } from './comparison-charts.js';
 import type { ProfileEntry } from './data.js';
@@ -34,6 +35,12 @@ export function energyParetoChart(profiles: ProfileEntry[], ctx: SiteSeries, id:
   const largest = Math.max(...rows.map((p) => p.energy_j_per_sample!));
   const [unit, scale] = largest < 1e-3 ? ['µJ', 1e6] : largest < 1 ? ['mJ', 1e3] : ['J', 1];
   const scaled = (p: ProfileEntry): number => p.energy_j_per_sample! * scale;
+  const y = paddedScale(rows.map(scaled), { log: logY });
+  const margins = { marginTop: 26, marginRight: 110, marginBottom: 40, marginLeft: 60 };
+  const height = heightForLabels(front.length, margins.marginTop, margins.marginBottom, 280);
+  // The front's labels spread apart in y (direct-labels.ts), beside their points: two close points' names never overlap.
+  const labelY = spreadLabels(front.map(scaled), y, [height - margins.marginBottom, margins.marginTop]);
+  const labels = front.map((p, i) => ({ x: p.throughput_mean!, labelY: labelY[i]!, text: ctx.name(p) }));
   return {
     svg: renderChart({
       id,
@@ -41,19 +48,17 @@ export function energyParetoChart(profiles: ProfileEntry[], ctx: SiteSeries, id:
       rows: rows.length,
       description: `Energy per sample (${unit}, ${methods.join(', ')}) against throughput for ${rows.length} Profiles; lower right is better. The Pareto front (no Profile both faster and thriftier) is: ${front.map(tip).join('; ')}.`,
       plot: {
-        height: 280,
+        height,
         // Padded domains and plain-number ticks (charts/axes.ts): no mark on the frame, no "100k" on a samples/s axis.
-        marginRight: 90,
-        marginBottom: 40,
-        marginLeft: 60,
+        ...margins,
         x: { label: `Throughput (samples/s${logX ? ', log scale' : ''}) →`, ...paddedScale(rows.map((p) => p.throughput_mean!), { log: logX }) },
-        y: { label: `↑ Energy per sample (${unit}${logY ? ', log scale' : ''}; ${methods.join(', ')})`, ...paddedScale(rows.map(scaled), { log: logY }), grid: true },
+        y: { label: `↑ Energy per sample (${unit}${logY ? ', log scale' : ''}; ${methods.join(', ')})`, ...y, grid: true },
         color: ctx.palette.colorScale(rows.map(ctx.name)),
         symbol: ctx.palette.symbolScale(rows.map((p) => p.batch_size)),
         marks: [
           Plot.line(front, { x: 'throughput_mean', y: scaled, stroke: '#1d1d1f', strokeDasharray: '4,3' }),
           Plot.dot(rows, { x: 'throughput_mean', y: scaled, stroke: ctx.name, symbol: (p: ProfileEntry) => batchLabel(p.batch_size), r: 4, strokeWidth: 1.6, title: tip }),
-          Plot.text(front, { x: 'throughput_mean', y: scaled, text: ctx.name, dy: -9, dx: 4, textAnchor: 'end', fill: '#444', fontSize: 11 }),
+          Plot.text(labels, { x: 'x', y: 'labelY', text: 'text', dx: 8, textAnchor: 'start', fill: '#444', fontSize: 11 }),
         ],
       },
     }),
