@@ -39,7 +39,7 @@ const sortedByBatch = (list: ProfileEntry[], name: (p: ProfileEntry) => string):
   [...list].sort((a, b) => name(a).localeCompare(name(b)) || a.batch_size - b.batch_size);
 
 /** Margins every comparison chart fixes: direct labels are placed in pixels, so the plot's rows must be known. */
-const MARGINS = { marginTop: 26, marginRight: 110, marginBottom: 40, marginLeft: 64 };
+export const MARGINS = { marginTop: 26, marginRight: 110, marginBottom: 40, marginLeft: 64 };
 
 /** Each series' point at its largest x, with its label's y spread from the others' (direct-labels.ts). */
 function endLabels<T extends { name: string; x: number; y: number }>(points: readonly T[], y: AxisScale, height: number): (T & { labelY: number })[] {

@@ -3,7 +3,7 @@ import { batchLabel } from '../charts/palette.js';
 import { paddedScale } from '../charts/axes.js';
 import { heightForLabels, spreadLabels } from '../charts/direct-labels.js';
 import { renderChart } from '../charts/render.js';
-import { noisyText, type ChartView } from './comparison-charts.js';
+import { MARGINS, noisyText, type ChartView } from './comparison-charts.js';
 import type { ProfileEntry } from './data.js';
 import { fmtJoules, methodWords } from './energy.js';
 import { fmtNum } from './format.js';
@@ -36,7 +36,7 @@ export function energyParetoChart(profiles: ProfileEntry[], ctx: SiteSeries, id:
   const [unit, scale] = largest < 1e-3 ? ['µJ', 1e6] : largest < 1 ? ['mJ', 1e3] : ['J', 1];
   const scaled = (p: ProfileEntry): number => p.energy_j_per_sample! * scale;
   const y = paddedScale(rows.map(scaled), { log: logY });
-  const margins = { marginTop: 26, marginRight: 110, marginBottom: 40, marginLeft: 60 };
+  const margins = { ...MARGINS, marginLeft: 60 };
   const height = heightForLabels(front.length, margins.marginTop, margins.marginBottom, 280);
   // The front's labels spread apart in y (direct-labels.ts), beside their points: two close points' names never overlap.
   const labelY = spreadLabels(front.map(scaled), y, [height - margins.marginBottom, margins.marginTop]);
