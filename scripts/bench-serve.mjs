@@ -224,6 +224,7 @@ async function compareWithBare() {
     });
     console.log([name, fmt(m(clients.pbh, k)), ...cells].join('\t'));
   }
+  console.log(`per round, TTFT / TPOT p50 ms: ${Object.entries(clients).map(([c, xs]) => `${c} ${xs.map((x) => `${fmt(x.ttft)} / ${fmt(x.tpot)}`).join(', ')}`).join('; ')}`);
   console.log(`target within ${TOLERANCE_SHARE * 100}%; ${aiperf ? `AIPerf: ${aiperf}` : 'AIPerf: not installed (see the header of this script), skipped'}`);
 }
 

@@ -10,11 +10,12 @@ the client could not keep its schedule, so what it measured is not the server's.
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from collections import deque
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Iterator
 
 from .errors import WorkerError
 
@@ -120,6 +121,26 @@ async def _schedule(session: Session, texts: list[str], prompts: list[list[int]]
     return Served(start, exchanges, [e.issued_ns - r for e, r in zip(exchanges, ready)])
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No garbage collection while the schedule runs, as timeit times: a collection stops the one event loop that
+    issues and times every request, so each request in flight or due then would carry its pause (a full collection
+    took milliseconds; docs/measurements.md). What was alive before is frozen out of later collections; whatever
+    garbage the schedule leaves is collected after it, outside the timed region."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+        gc.unfreeze()
+        gc.collect()
+
+
 def serve_schedule(session: Session, texts: list[str], prompts: list[list[int]], max_new_tokens: int, arrivals_ns: list[int] | None, concurrency: int) -> Served:
     """Run the whole schedule on a fresh event loop (the client's pool lives and dies with it)."""
-    return asyncio.run(_schedule(session, texts, prompts, max_new_tokens, arrivals_ns, concurrency))
+    with _collector_paused():
+        return asyncio.run(_schedule(session, texts, prompts, max_new_tokens, arrivals_ns, concurrency))

@@ -80,3 +80,31 @@ def test_waiting_for_a_slot_is_queueing_even_when_several_slots_free_at_once():
     first_end = min(e.chunk_ns[-1] for e in served.exchanges)
     for e, late in list(zip(served.exchanges, served.late_ns))[2:]:
         assert e.issued_ns - late >= first_end, "a queued request's lateness started before any slot freed"
+
+
+def test_no_collection_runs_while_the_schedule_does_and_the_collector_is_back_after():
+    import gc
+
+    seen = []
+
+    @asynccontextmanager
+    async def session(concurrency):
+        async def send(text, ids, max_new_tokens, exchange):
+            seen.append(gc.isenabled())
+            exchange.first_byte()
+            exchange.chunk(" tok")
+
+        yield send
+
+    assert gc.isenabled()
+    serving.serve_schedule(session, ["a", "b"], [[1]] * 2, 1, None, 1)
+    assert seen == [False, False]
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_failed_schedule_gives_the_collector_back_too():
+    import gc
+
+    with pytest.raises(WorkerError):
+        serving.serve_schedule(_session(fail="a"), ["a"], [[1]], 3, None, 1)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
