@@ -81,7 +81,8 @@ if __name__ == "__main__":
     parser.add_argument("--itl-ms", type=float, default=0.0)
     args = parser.parse_args()
     # It stands in for a server that costs the client nothing: a collection would stall every stream it holds, and
-    # bench:serve would count that stall as the client's floor. Its requests leave no cycles to collect.
+    # bench:serve would count that stall as the client's floor. Its requests leave next to nothing to collect
+    # (docs/measurements.md).
     gc.freeze()
     gc.disable()
     asyncio.run(main(args.port, args.itl_ms))
