@@ -1,6 +1,7 @@
 """The serve capability's loop (serving.py) on an in-process fake server: the schedule, the cap, lateness, failures."""
 
 import asyncio
+import gc
 from contextlib import asynccontextmanager
 
 import pytest
@@ -83,8 +84,6 @@ def test_waiting_for_a_slot_is_queueing_even_when_several_slots_free_at_once():
 
 
 def test_no_collection_runs_while_the_schedule_does_and_the_collector_is_back_after():
-    import gc
-
     seen = []
 
     @asynccontextmanager
@@ -103,8 +102,6 @@ def test_no_collection_runs_while_the_schedule_does_and_the_collector_is_back_af
 
 
 def test_a_failed_schedule_gives_the_collector_back_too():
-    import gc
-
     with pytest.raises(WorkerError):
         serving.serve_schedule(_session(fail="a"), ["a"], [[1]], 3, None, 1)
     assert gc.isenabled() and gc.get_freeze_count() == 0
