@@ -1,6 +1,8 @@
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, writeFile } from 'node:fs/promises';
+import { execa } from 'execa';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { findVenvPython } from '../packages/core/src/worker/venv.js';
 import { pbh, tempDir, writeConfig } from './helpers.js';
 import { buildLlms, hf, llmConfig, llmRows } from './llms.js';
 import { LLMS } from './suite.js';
@@ -108,7 +110,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     const models = [
       { name: 'qwen2_optimum', path: path.join(LLMS, 'qwen2', 'onnx', 'model.onnx') },
       { name: 'qwen2_no_tokenizer', path: path.join(bare, 'model.onnx') },
-      // An OpenVINO IR folder named directly says to name the Hugging Face folder; a GenAI folder runs as it is.
+      // optimum-intel's IR folder and a GenAI folder run as they are.
       { name: 'qwen2_ir', path: path.join(LLMS, 'qwen2', 'openvino') },
       { name: 'qwen2_genai', path: path.join(LLMS, 'qwen2', 'genai') },
     ];
@@ -121,7 +123,16 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     expect(JSON.parse(by.get('qwen2_optimum/openvino')!.generation!).gate).toMatchObject({ passed: true });
     expect(by.get('qwen2_optimum/transformers')).toMatchObject({ status: 'failed' });
     expect(by.get('qwen2_optimum/transformers')!.error).toMatch(/not a Hugging Face folder .*Name that folder in models\[\]\.path/);
-    expect(by.get('qwen2_ir/onnxruntime')!.error).toMatch(/an OpenVINO IR folder .*Name the Hugging Face folder it was exported from/);
+    // The IR: rebuilt from its own weights for ONNX Runtime and OpenVINO (held to the IR's logits), gated like any export.
+    for (const engine of ['onnxruntime', 'openvino']) {
+      const row = by.get(`qwen2_ir/${engine}`)!;
+      expect(row.status, row.error ?? '').toBe('ok');
+      const source = JSON.parse(row.source!);
+      expect(source).toMatchObject({ format: 'openvino_ir', path: path.join(LLMS, 'qwen2', 'openvino') });
+      expect(source.exporter).toMatch(/weights read from the IR's constants .*logits within \S+ of the IR's on a \d+-token probe\), then optimum-onnx main_export/);
+      if (engine !== 'onnxruntime') expect(JSON.parse(row.generation!).gate).toMatchObject({ passed: true, rule: 'exact' });
+    }
+    expect(by.get('qwen2_ir/transformers')!.error).toMatch(/not a Hugging Face folder/);
     // The GenAI folder: onnxruntime-genai runs the folder itself, ONNX Runtime and OpenVINO its decoder graph (the
     // builder's contrib ops included), each gated against ONNX Runtime; transformers needs the Hugging Face folder.
     for (const engine of ['onnxruntime', 'openvino', 'onnxruntime-genai']) {
@@ -136,6 +147,39 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     for (const engine of ['onnxruntime', 'openvino']) {
       expect(by.get(`qwen2_no_tokenizer/${engine}`)!.error).toMatch(/has no tokenizer\.json in its folder or beside its file .*tokenizer\.json, tokenizer_config\.json/);
     }
+  }, 600_000);
+
+  it("runs optimum-intel's compressed IR on OpenVINO GenAI as exported and on ONNX Runtime as its weights decompress, and refuses an IR its config does not fit", async () => {
+    const dir = await tempDir('pbh-llm-ir-');
+    const db = path.join(dir, 'ir.duckdb');
+    const venv = findVenvPython()!;
+    // As a user exports it: NNCF's int8 weights (GPT-2: Conv1D weights the IR keeps transposed, the head tied to the embedding).
+    const int8 = path.join(dir, 'gpt2-int8');
+    const exported = await execa(venv.python, ['-m', 'optimum.commands.optimum_cli', 'export', 'openvino', '--model', path.join(LLMS, 'gpt2', 'hf'), '--task', 'text-generation-with-past', '--weight-format', 'int8', int8], { env: { ...process.env, USE_TF: '0' }, reject: false });
+    expect(exported.exitCode, exported.stderr.slice(-2000)).toBe(0);
+    // The Llama IR beside Qwen2's config.json, which needs attention biases the IR does not hold.
+    const mismatched = path.join(dir, 'mismatched');
+    await cp(path.join(LLMS, 'llama_gqa', 'openvino'), mismatched, { recursive: true });
+    await copyFile(path.join(LLMS, 'qwen2', 'hf', 'config.json'), path.join(mismatched, 'config.json'));
+    const models = [
+      { name: 'gpt2_int8', path: int8 },
+      { name: 'mismatched', path: mismatched },
+    ];
+    const engines = [{ name: 'onnxruntime', options: { intraOpNumThreads: 1 } }, { name: 'openvino-genai', options: { threads: 1 } }];
+    const r = await pbh(['run', await writeConfig(dir, 'ir.yaml', llmConfig('llm-ir', models, engines)), '--db', db], { timeoutMs: 600_000 });
+    expect(r.code).toBe(1);
+    const by = new Map((await llmRows(db)).map((x) => [`${x.model}/${x.engine}`, x]));
+    for (const engine of ['onnxruntime', 'openvino-genai']) {
+      const row = by.get(`gpt2_int8/${engine}`)!;
+      expect(row.status, row.error ?? '').toBe('ok');
+      expect(JSON.parse(row.source!).exporter).toMatch(/\d+ u8; .*decompressed by OpenVINO as the IR computes them\), logits within/);
+    }
+    expect(JSON.parse(by.get('gpt2_int8/openvino-genai')!.precision!)).toMatchObject({ executed: 'fp32', weights: 'int8' });
+    expect(JSON.parse(by.get('gpt2_int8/openvino-genai')!.facts!)).toMatchObject({ exported: false, folder: int8 });
+    // ONNX Runtime runs the weights the IR decompresses to: OpenVINO GenAI's int8 IR agrees with it token for token.
+    expect(JSON.parse(by.get('gpt2_int8/openvino-genai')!.generation!).gate).toMatchObject({ reference_engine: 'onnxruntime', passed: true });
+    expect(by.get('mismatched/onnxruntime')).toMatchObject({ status: 'failed' });
+    expect(by.get('mismatched/onnxruntime')!.error).toMatch(/cannot find \d+ of the model's weights in openvino_model\.xml \(model\.layers\.0\.self_attn\.q_proj\.bias.*name the Hugging Face folder it was exported from/);
   }, 600_000);
 
   it('gates a bf16 engine by top-k agreement, and takes ShareGPT conversations and seeded random prompts', async () => {

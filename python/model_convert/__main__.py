@@ -29,7 +29,7 @@ EXPORT_VERSION = 1
 # Each converter module has FRAMEWORK (what it needs), INSTALL (how to get it), VERSION (optional: as EXPORT_VERSION,
 # for its own exports), check(path) (raises BadInput), framework_version() (imports the framework) and
 # export(path, target) -> {format, exporter, exporter_version, input_names, output_names}.
-CONVERTERS = {"pytorch": "model_convert.from_pytorch", "tensorflow": "model_convert.from_tensorflow", "transformers": "model_convert.from_transformers", "gguf": "model_convert.from_gguf", "genai": "model_convert.from_genai"}
+CONVERTERS = {"pytorch": "model_convert.from_pytorch", "tensorflow": "model_convert.from_tensorflow", "transformers": "model_convert.from_transformers", "gguf": "model_convert.from_gguf", "genai": "model_convert.from_genai", "openvino": "model_convert.from_openvino"}
 
 
 def sha256(path: str) -> str:

@@ -29,11 +29,6 @@ def check(path: str) -> None:
     config = os.path.join(path, "config.json")
     if not os.path.isdir(path) or not os.path.isfile(config):
         raise BadInput("a Hugging Face model is a folder with config.json (save_pretrained writes one)")
-    if os.path.isfile(os.path.join(path, "openvino_model.xml")):
-        raise BadInput(
-            "an OpenVINO IR folder (optimum-intel's export); PBH does not take one as models[].path yet. Name the Hugging Face "
-            "folder it was exported from: openvino-genai exports it once itself (and ONNX Runtime, OpenVINO and transformers run it too)"
-        )
     names = os.listdir(path)
     if not any(n.endswith(".safetensors") or n in ("pytorch_model.bin", "pytorch_model.bin.index.json") for n in names):
         raise BadInput("has config.json but no weights (model.safetensors, model-*.safetensors or pytorch_model.bin): save the model with save_pretrained")

@@ -23,7 +23,7 @@ import openvino as ov
 import openvino_genai as ov_genai
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
-from pbh_worker.sources import build_home, hf_folder
+from pbh_worker.sources import build_home, hf_folder, recorded_source
 
 IR = "openvino_model.xml"
 HINTS = {"fp32": "f32", "bf16": "bf16"}
@@ -120,6 +120,12 @@ class OpenVinoGenAI(Engine):
         return About(version=ov_genai.__version__, devices=[d.lower() for d in ov.Core().available_devices], details={"openvino": ov.get_version()})
 
     def _folder(self, model: Model) -> tuple[str, dict[str, Any]]:
+        given = recorded_source(model.path, "openvino-genai")
+        if given and given[1] == "openvino_ir":
+            # The IR the user named runs as it was exported: weightFormat compresses a Hugging Face folder's export only.
+            if str(model.options.get("weightFormat") or "fp32") != "fp32":
+                raise WorkerError("bad_request", f"options.weightFormat={model.options['weightFormat']} exports a Hugging Face folder compressed; {given[0]} is an IR already, run as exported: drop weightFormat, or export it with optimum-cli export openvino --weight-format")
+            return given[0], {"exported": False}
         if os.path.isdir(model.path) and os.path.isfile(os.path.join(model.path, IR)):
             return model.path, {"exported": False}
         source = hf_folder(model.path, "openvino-genai")

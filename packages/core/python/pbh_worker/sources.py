@@ -2,7 +2,7 @@
 
 The harness hands worker engines the ONNX file it analysed: for a Hugging Face or ONNX Runtime GenAI folder that is
 the export PBH made (python/model_convert), whose metadata names the folder (pbh.source.path) and its kind
-(pbh.source.format: hf_transformers, onnxruntime_genai).
+(pbh.source.format: hf_transformers, onnxruntime_genai, openvino_ir, gguf).
 """
 
 from __future__ import annotations

@@ -30,6 +30,13 @@ export const CONVERTERS = [
     matches: (file: string): boolean => existsSync(path.join(file, 'genai_config.json')),
   },
   {
+    // Before transformers: optimum-intel writes config.json beside the IR.
+    name: 'openvino',
+    framework: 'openvino',
+    accepts: "an OpenVINO IR folder of a decoder LM (optimum-cli export openvino: openvino_model.xml, config.json, tokenizer.json)",
+    matches: (file: string): boolean => existsSync(path.join(file, 'openvino_model.xml')),
+  },
+  {
     name: 'transformers',
     framework: 'transformers',
     accepts: 'a Hugging Face model folder (config.json, weights, tokenizer.json)',
