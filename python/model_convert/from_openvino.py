@@ -79,14 +79,23 @@ def _chain_end(constant: Any) -> Any:
         node = consumers[0]
 
 
+def _key(name: str, prefix: str, wanted: Any) -> str | None:
+    """The wanted name that `name` (after `prefix`) ends with, dot by dot, longest first: an export that traced the model
+    inside a wrapper names its parameters `self.model.KEY`."""
+    if not name.startswith(prefix):
+        return None
+    parts = name[len(prefix) :].split(".")
+    return next((".".join(parts[i:]) for i in range(len(parts)) if ".".join(parts[i:]) in wanted), None)
+
+
 def _named(constant: Any, wanted: dict[str, tuple[int, ...]]) -> str | None:
     """The parameter a constant holds, by the name it or its decompression carries (`self.KEY`; an fp16 export names
     the constant `self.KEY_compressed` and its Convert `self.KEY`)."""
     node = constant
     while True:
-        name = node.get_friendly_name().removesuffix("_compressed")
-        if name.startswith("self.") and name[5:] in wanted:
-            return name[5:]
+        key = _key(node.get_friendly_name().removesuffix("_compressed"), "self.", wanted)
+        if key is not None:
+            return key
         consumers = [t.get_node() for t in node.output(0).get_target_inputs()]
         if len(consumers) != 1 or consumers[0].get_type_name() not in DECOMPRESSION or not _constant_input(consumers[0]):
             return None
@@ -131,7 +140,7 @@ def _weights(xml: str, wanted: dict[str, tuple[int, ...]]) -> tuple[dict[str, An
                 continue
             end = _chain_end(op)
             users = [t.get_node() for t in end.output(0).get_target_inputs()]
-            if any(u.get_friendly_name().startswith(f"__module.{module}/") and u.get_type_name() in CONSUMERS.get(leaf, ()) for u in users):
+            if any(_key(u.get_friendly_name().split("/", 1)[0], "__module.", {module}) == module and u.get_type_name() in CONSUMERS.get(leaf, ()) for u in users):
                 candidates.append((op, end))
         if len(candidates) == 1:
             ends[key] = candidates[0][1]
@@ -189,7 +198,8 @@ def rebuild(path: str, folder: str) -> str:
     from transformers import AutoConfig, AutoModelForCausalLM  # noqa: PLC0415
 
     config = AutoConfig.from_pretrained(path)
-    model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.float32).eval()
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
     state = model.state_dict()
     # Tied parameters (an LM head sharing the embedding) are one tensor: the IR has it once, under either name.
     groups: dict[int, list[str]] = {}
@@ -212,8 +222,9 @@ def rebuild(path: str, folder: str) -> str:
             raise BadInput(f"the IR's weight for {have[0]} has shape {list(value.shape)}, and {config.architectures[0]} of config.json needs {list(target.shape)}: the IR does not match its config.json")
         with torch.no_grad():
             target.copy_(torch.from_numpy(np.ascontiguousarray(value).reshape(target.shape)))
-    if missing:
-        raise BadInput(f"PBH cannot find {len(missing)} of the model's weights in {IR} ({', '.join(missing[:4])}{', …' if len(missing) > 4 else ''}): name the Hugging Face folder it was exported from instead")
+    # A parameter the converter folded away (a norm's scale of ones, a bias of zeros: multiplying by 1 and adding 0 are
+    # removed) keeps the value the architecture starts it at; the logits below judge whether that was right.
+    said_missing = f"{len(missing)} parameters absent from {IR} ({', '.join(missing[:4])}{', …' if len(missing) > 4 else ''})"
     ids = Tokenizer.from_file(os.path.join(path, "tokenizer.json")).encode(PROBE).ids[: config.max_position_embeddings if hasattr(config, "max_position_embeddings") else 64]
     with torch.no_grad():
         ours = model(torch.tensor([ids])).logits.numpy()
@@ -221,7 +232,8 @@ def rebuild(path: str, folder: str) -> str:
     scale = max(1.0, float(np.abs(theirs).max()))
     diff = float(np.abs(ours - theirs).max()) if ours.shape == theirs.shape else math.inf
     if not diff <= TOLERANCE * scale:
-        raise BadInput(f"the model rebuilt from {IR}'s weights gives other logits than the IR ({diff:.3g} apart on a {len(ids)}-token probe, largest logit {scale:.3g}): name the Hugging Face folder it was exported from instead")
+        kept = f"; {said_missing} kept at their initial values" if missing else ""
+        raise BadInput(f"the model rebuilt from {IR}'s weights gives other logits than the IR ({diff:.3g} apart on a {len(ids)}-token probe, largest logit {scale:.3g}{kept}): name the Hugging Face folder it was exported from instead")
     model.save_pretrained(folder)
     for name in TOKENIZER_FILES:
         if os.path.isfile(os.path.join(path, name)):
@@ -232,7 +244,8 @@ def rebuild(path: str, folder: str) -> str:
         kinds[how.split(" ", 1)[0]] = kinds.get(how.split(" ", 1)[0], 0) + 1
     stored = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
     decompressed = "; decompressed by OpenVINO as the IR computes them" if set(kinds) - {"f32"} else ""
-    return f"{len(values)} weights read from the IR's constants ({stored}; {by_consumer} found by the operation consuming them{decompressed}), logits within {diff:.2g} of the IR's on a {len(ids)}-token probe"
+    kept = f"; {said_missing} kept at the architecture's initial values" if missing else ""
+    return f"{len(values)} weights read from the IR's constants ({stored}; {by_consumer} found by the operation consuming them{decompressed}{kept}), logits within {diff:.2g} of the IR's on a {len(ids)}-token probe"
 
 
 def export(path: str, target: str) -> dict:
