@@ -5,7 +5,8 @@
 ENGINE is transformers (model.generate with a streamer, on the Hugging Face FOLDER), transformers-steps (the model's
 forward per step with a DynamicCache, the token picked by argmax: what the transformers engine times), onnxruntime or openvino (an
 InferenceSession or a compiled model on FOLDER/model.onnx, an Optimum export, fed by hand: neither runtime has a
-generate of its own for it), onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER), or llama-cpp
+generate of its own for it), onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER), openvino-genai (a ContinuousBatchingPipeline on the IR FOLDER, one
+request at a time: add_request, step, each handle's tokens read after the step that made them), or llama-cpp
 (llama-cpp-python's Llama.generate, greedy, on the GGUF file FOLDER). One untimed request warms each up. PROMPTS.json
 holds the token ids PBH fed. Prints {"ttft_ms": [...], "tpot_ms": [...]} per request: TTFT from the call to the first
 new token, TPOT the mean gap of the rest, as PBH reports them.
@@ -172,6 +173,33 @@ def main() -> None:
                 times.append(ns())
                 if len(times) >= max_new:
                     break
+            return figures(start, times)
+
+        one(prompts[0])  # warmup
+        rows = [one(ids) for ids in prompts]
+    elif engine == "openvino-genai":
+        import openvino as ov
+        import openvino_genai as ov_genai
+
+        # FOLDER is the stateful IR the openvino-genai engine ran (its facts name it); one request in flight, as a
+        # single-stream session has, its paged cache sized for the longest, as the engine sizes it.
+        scheduler = ov_genai.SchedulerConfig()
+        scheduler.max_num_seqs = 1
+        scheduler.num_kv_blocks = -(-(max(len(p) for p in prompts) + max_new) // 16)
+        pipe = ov_genai.ContinuousBatchingPipeline(folder, scheduler, "CPU", {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads})
+        config = ov_genai.GenerationConfig()
+        config.max_new_tokens = config.min_new_tokens = max_new
+        config.do_sample = False
+
+        def one(ids):
+            start, times = ns(), []
+            handle = pipe.add_request(0, ov.Tensor(np.asarray([ids], dtype=np.int64)), config)
+            while pipe.has_non_finished_requests():
+                pipe.step()
+                while handle.can_read():
+                    for output in handle.read().values():
+                        stamp = ns()
+                        times.extend(stamp for _ in output.generated_ids)
             return figures(start, times)
 
         one(prompts[0])  # warmup
