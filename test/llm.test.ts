@@ -132,7 +132,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
       expect(source.exporter).toMatch(/weights read from the IR's constants .*logits within \S+ of the IR's on a \d+-token probe\), then optimum-onnx main_export/);
       if (engine !== 'onnxruntime') expect(JSON.parse(row.generation!).gate).toMatchObject({ passed: true, rule: 'exact' });
     }
-    expect(by.get('qwen2_ir/transformers')!.error).toMatch(/not a Hugging Face folder/);
+    expect(by.get('qwen2_ir/transformers')!.error).toMatch(/qwen2\/openvino is an OpenVINO IR folder, not a Hugging Face folder.*Name the Hugging Face folder it was made from/);
     // The GenAI folder: onnxruntime-genai runs the folder itself, ONNX Runtime and OpenVINO its decoder graph (the
     // builder's contrib ops included), each gated against ONNX Runtime; transformers needs the Hugging Face folder.
     for (const engine of ['onnxruntime', 'openvino', 'onnxruntime-genai']) {
@@ -142,7 +142,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
       if (engine !== 'onnxruntime') expect(JSON.parse(row.generation!).gate).toMatchObject({ passed: true });
     }
     expect(JSON.parse(by.get('qwen2_genai/onnxruntime-genai')!.facts!)).toMatchObject({ built: false, folder: path.join(LLMS, 'qwen2', 'genai') });
-    expect(by.get('qwen2_genai/transformers')!.error).toMatch(/not a Hugging Face folder/);
+    expect(by.get('qwen2_genai/transformers')!.error).toMatch(/qwen2\/genai is an ONNX Runtime GenAI folder, not a Hugging Face folder/);
     expect(by.get('qwen2_optimum/onnxruntime-genai')!.error).toMatch(/neither an ONNX Runtime GenAI folder .* nor a Hugging Face folder/);
     for (const engine of ['onnxruntime', 'openvino']) {
       expect(by.get(`qwen2_no_tokenizer/${engine}`)!.error).toMatch(/has no tokenizer\.json in its folder or beside its file .*tokenizer\.json, tokenizer_config\.json/);

@@ -28,7 +28,10 @@ from transformers import AutoModelForCausalLM, DynamicCache, GenerationConfig, S
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.manifest import declared
-from pbh_worker.sources import hf_folder
+from pbh_worker.sources import hf_folder, recorded_source
+
+# pbh.source.format of PBH's exports, as a user names the thing.
+FORMATS = {"openvino_ir": "an OpenVINO IR folder", "onnxruntime_genai": "an ONNX Runtime GenAI folder"}
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
@@ -37,6 +40,14 @@ NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
 def source_folder(path: str) -> str:
     """The Hugging Face folder to load: `path` itself, or the one an ONNX export that PBH made names."""
     folder = hf_folder(path, "transformers")
+    given = recorded_source(path, "transformers") if folder is None else None
+    if given is not None:
+        # PBH's export of another folder format (an OpenVINO IR, a GenAI folder): there is no Hugging Face folder to load.
+        raise WorkerError(
+            "unsupported_model",
+            f"{given[0]} is {FORMATS.get(given[1], f'a {given[1]} model')}, not a Hugging Face folder: the transformers engine runs the folder save_pretrained wrote. "
+            "Name the Hugging Face folder it was made from in models[].path, or run this model on onnxruntime or openvino.",
+        )
     if folder is None:
         raise WorkerError(
             "unsupported_model",
