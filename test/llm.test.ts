@@ -149,14 +149,20 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     }
   }, 600_000);
 
-  it("runs optimum-intel's compressed IR on OpenVINO GenAI as exported and on ONNX Runtime as its weights decompress, and refuses an IR its config does not fit", async () => {
+  it("runs optimum-intel's IRs (compressed, stateless) on OpenVINO GenAI as exported and on ONNX Runtime as their weights decompress, and refuses an IR its config does not fit", async () => {
     const dir = await tempDir('pbh-llm-ir-');
     const db = path.join(dir, 'ir.duckdb');
     const venv = findVenvPython()!;
     // As a user exports it: NNCF's int8 weights (GPT-2: Conv1D weights the IR keeps transposed, the head tied to the embedding).
     const int8 = path.join(dir, 'gpt2-int8');
-    const exported = await execa(venv.python, ['-m', 'optimum.commands.optimum_cli', 'export', 'openvino', '--model', path.join(LLMS, 'gpt2', 'hf'), '--task', 'text-generation-with-past', '--weight-format', 'int8', int8], { env: { ...process.env, USE_TF: '0' }, reject: false });
-    expect(exported.exitCode, exported.stderr.slice(-2000)).toBe(0);
+    const exportIr = async (model: string, out: string, ...flags: string[]) => {
+      const done = await execa(venv.python, ['-m', 'optimum.commands.optimum_cli', 'export', 'openvino', '--model', path.join(LLMS, model, 'hf'), '--task', 'text-generation-with-past', ...flags, out], { env: { ...process.env, USE_TF: '0' }, reject: false });
+      expect(done.exitCode, done.stderr.slice(-2000)).toBe(0);
+    };
+    await exportIr('gpt2', int8, '--weight-format', 'int8');
+    // The cache as inputs instead of state: ONNX Runtime runs its rebuilt model; the GenAI pipeline needs state.
+    const stateless = path.join(dir, 'llama-stateless');
+    await exportIr('llama_gqa', stateless, '--disable-stateful');
     // The Llama IR beside Qwen2's config.json (attention biases the IR does not hold, the head tied to the embedding).
     const mismatched = path.join(dir, 'mismatched');
     await cp(path.join(LLMS, 'llama_gqa', 'openvino'), mismatched, { recursive: true });
@@ -164,6 +170,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     const models = [
       { name: 'gpt2_int8', path: int8 },
       { name: 'mismatched', path: mismatched },
+      { name: 'stateless', path: stateless },
     ];
     const engines = [{ name: 'onnxruntime', options: { intraOpNumThreads: 1 } }, { name: 'openvino-genai', options: { threads: 1 } }];
     const r = await pbh(['run', await writeConfig(dir, 'ir.yaml', llmConfig('llm-ir', models, engines)), '--db', db], { timeoutMs: 600_000 });
@@ -178,6 +185,8 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     expect(JSON.parse(by.get('gpt2_int8/openvino-genai')!.facts!)).toMatchObject({ exported: false, folder: int8 });
     // ONNX Runtime runs the weights the IR decompresses to: OpenVINO GenAI's int8 IR agrees with it token for token.
     expect(JSON.parse(by.get('gpt2_int8/openvino-genai')!.generation!).gate).toMatchObject({ reference_engine: 'onnxruntime', passed: true });
+    expect(by.get('stateless/onnxruntime')?.status, by.get('stateless/onnxruntime')?.error ?? '').toBe('ok');
+    expect(by.get('stateless/openvino-genai')!.error).toMatch(/holds a stateless IR .*--disable-stateful.*Export it again without --disable-stateful, or run this one on onnxruntime or openvino/);
     expect(by.get('mismatched/onnxruntime')).toMatchObject({ status: 'failed' });
     expect(by.get('mismatched/onnxruntime')!.error).toMatch(/rebuilt from openvino_model\.xml's weights gives other logits than the IR \(\S+ apart .*6 parameters absent from openvino_model\.xml \(model\.layers\.0\.self_attn\.q_proj\.bias.*name the Hugging Face folder it was exported from/);
   }, 600_000);

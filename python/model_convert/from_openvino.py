@@ -162,13 +162,19 @@ def _weights(xml: str, wanted: dict[str, tuple[int, ...]]) -> tuple[dict[str, An
 
 
 def _ir_logits(xml: str, ids: list[int]) -> Any:
-    """The IR's logits for one prompt: the stateful model fed the Optimum decoder's inputs, f32, no dynamic quantization."""
+    """The IR's logits for one prompt, the Optimum decoder's inputs fed (an empty cache where the IR takes it as
+    inputs), f32, no dynamic quantization."""
     import numpy as np  # noqa: PLC0415
     import openvino as ov  # noqa: PLC0415
 
     compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0", "KV_CACHE_PRECISION": "f32"})
     feeds = {"input_ids": np.array([ids], dtype=np.int64), "attention_mask": np.ones((1, len(ids)), dtype=np.int64), "position_ids": np.arange(len(ids), dtype=np.int64)[None], "beam_idx": np.zeros(1, dtype=np.int32)}
     names = {name for port in compiled.inputs for name in port.get_names()}
+    # A stateless export (--disable-stateful) takes the cache as inputs: empty, batch 1, no positions yet.
+    for port in compiled.inputs:
+        if port.get_any_name().startswith("past_key_values"):
+            dims = [d.get_length() if d.is_static else 1 if i == 0 else 0 for i, d in enumerate(port.get_partial_shape())]
+            feeds[port.get_any_name()] = np.zeros(dims, dtype=port.get_element_type().to_dtype())
     request = compiled.create_infer_request()
     request.reset_state()
     request.infer({k: v for k, v in feeds.items() if k in names})

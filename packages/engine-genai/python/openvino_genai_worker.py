@@ -48,10 +48,10 @@ def _export(source: str, out: str, weight_format: str, group_size: int) -> None:
     os.replace(partial, out)
 
 
-def _weights_read_back(xml: str) -> tuple[str | None, str]:
+def _weights_read_back(ir: Any) -> tuple[str | None, str]:
     """The IR's weight constants by element type: int4/int8 when compressed weights are there (NNCF's, read from the IR)."""
     census: dict[str, int] = {}
-    for op in ov.Core().read_model(xml).get_ops():
+    for op in ir.get_ops():
         if op.get_type_name() == "Constant":
             kind = op.get_element_type().get_type_name()
             census[kind] = census.get(kind, 0) + 1
@@ -153,6 +153,9 @@ class OpenVinoGenAI(Engine):
         if hint is None:
             raise WorkerError("unsupported", f"openvino-genai runs {sorted(HINTS)} here, not {model.precision}")
         folder, facts = self._folder(model)
+        ir = ov.Core().read_model(os.path.join(folder, IR))
+        if not ir.get_variables():
+            raise WorkerError("unsupported_model", f"{folder} holds a stateless IR (the cache as inputs, as optimum-cli export openvino --disable-stateful writes it): the OpenVINO GenAI pipeline runs a stateful one. Export it again without --disable-stateful, or run this one on onnxruntime or openvino")
         config: dict[str, Any] = {"INFERENCE_PRECISION_HINT": hint}
         if model.options.get("threads"):
             config["INFERENCE_NUM_THREADS"] = int(model.options["threads"])
@@ -166,7 +169,8 @@ class OpenVinoGenAI(Engine):
         vocab = int(compiled.output("logits").get_partial_shape()[-1].get_length())
         kv = compiled.get_property("KV_CACHE_PRECISION") if "KV_CACHE_PRECISION" in compiled.get_property("SUPPORTED_PROPERTIES") else None
         del compiled
-        weights, weights_evidence = _weights_read_back(os.path.join(folder, IR))
+        weights, weights_evidence = _weights_read_back(ir)
+        del ir
         return Loaded(
             inputs=[TensorSpec("input_ids", "int64", [None, None])],
             outputs=[TensorSpec("logits", "float32", [None, None, vocab])],
