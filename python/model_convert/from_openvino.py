@@ -1,4 +1,4 @@
-"""An OpenVINO IR folder that optimum-intel exported (openvino_model.xml, stateful) to the Optimum ONNX decoder the
+"""An OpenVINO IR folder that optimum-intel exported (openvino_model.xml, stateful or not) to the Optimum ONNX decoder the
 other engines and the analysis read.
 
 The IR keeps each weight as a constant named after the module's parameter (`self.model.layers.0.mlp.up_proj.weight`)
