@@ -169,7 +169,7 @@ class OpenVinoGenAI(Engine):
         self.folder, self.device, self.config, self.pipe, self.sized = folder, model.device.upper(), config, None, (0, 0)
         # The pipeline is built per the generate call's sizing (batch_runtime) and keeps its compiled model to itself:
         # the same IR compiled with the same properties says what runs.
-        compiled = ov.Core().compile_model(os.path.join(folder, IR), model.device.upper(), config)
+        compiled = ov.Core().compile_model(ir, model.device.upper(), config)
         hinted = compiled.get_property("INFERENCE_PRECISION_HINT")
         executed = hinted.get_type_name() if isinstance(hinted, ov.Type) else str(hinted)
         threads = compiled.get_property("INFERENCE_NUM_THREADS")
