@@ -56,6 +56,8 @@ const folder = path.join(llms, MODEL, 'hf');
 const texts = readFileSync(path.join(llms, 'data', 'prompts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).prompt);
 const children = [];
 
+const textsOf = (n) => Array.from({ length: n }, (_, i) => texts[i % texts.length]);
+
 function promptsFile(name, n) {
   const file = path.join(work, `${name}.jsonl`);
   writeFileSync(file, Array.from({ length: n }, (_, i) => JSON.stringify({ prompt: texts[i % texts.length] })).join('\n') + '\n');
@@ -139,18 +141,27 @@ function bare(base, model, prompts) {
 
 const aiperf = process.env.AIPERF ?? (existsSync(path.join(root, '.cache', 'aiperf', 'bin', 'aiperf')) ? path.join(root, '.cache', 'aiperf', 'bin', 'aiperf') : null);
 
-/** AIPerf on the same requests: each prompt at PBH's session 0 arrival (seed 0), the same body (max_tokens, usage). */
-function aiperfRun(base, model, prompts, round) {
-  const file = path.join(work, 'aiperf-prompts.jsonl');
-  const arrivals = poissonArrivalsNs(prompts.length, RATE, 0).slice(0, prompts.length);
-  writeFileSync(file, prompts.map((text, i) => JSON.stringify({ text, timestamp: arrivals[i] / 1e6 })).join('\n') + '\n');
-  const out = path.join(work, `aiperf-${round}`);
+/**
+ * One AIPerf run (chat, streamed) of `prompts`: with `arrivalsNs`, each prompt at its offset (--fixed-schedule), else
+ * all of them at once, `concurrency` in flight; its exported figures. `warmup` requests go first, as PBH's warm-up does.
+ */
+function aiperfRun(tag, base, model, prompts, arrivalsNs, concurrency, warmup) {
+  const file = path.join(work, `aiperf-${tag}.jsonl`);
+  writeFileSync(file, prompts.map((text, i) => JSON.stringify(arrivalsNs ? { text, timestamp: arrivalsNs[i] / 1e6 } : { text })).join('\n') + '\n');
+  const out = path.join(work, `aiperf-${tag}`);
   // --use-legacy-max-tokens: max_tokens, as PBH sends (AIPerf always asks for stream_options.include_usage, as PBH does);
   // it counts output tokens with the model's own tokenizer.
-  execFileSync(aiperf, ['profile', '--model', model, '--url', base.replace(/\/v1$/, ''), '--endpoint-type', 'chat', '--streaming', '--input-file', file, '--custom-dataset-type', 'single_turn', '--fixed-schedule', '--request-count', String(prompts.length), '--concurrency', String(CONCURRENCY), '--output-tokens-mean', String(MAX_NEW), '--use-legacy-max-tokens', '--extra-inputs', 'temperature:0', '--tokenizer', folder, '--ui-type', 'none', '--artifact-dir', out], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const schedule = [...(arrivalsNs ? ['--fixed-schedule'] : []), ...(warmup ? ['--warmup-request-count', String(warmup)] : [])];
+  execFileSync(aiperf, ['profile', '--model', model, '--url', base.replace(/\/v1$/, ''), '--endpoint-type', 'chat', '--streaming', '--input-file', file, '--custom-dataset-type', 'single_turn', ...schedule, '--request-count', String(prompts.length), '--concurrency', String(concurrency), '--output-tokens-mean', String(MAX_NEW), '--use-legacy-max-tokens', '--extra-inputs', 'temperature:0', '--tokenizer', folder, '--ui-type', 'none', '--artifact-dir', out], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const figures = JSON.parse(readFileSync(path.join(out, 'profile_export_aiperf.json'), 'utf8'));
   const done = figures.request_count?.avg ?? figures.request_count;
   if (done !== prompts.length) throw new Error(`AIPerf completed ${JSON.stringify(done)} of ${prompts.length} requests (see ${out}/logs/aiperf.log)`);
+  return figures;
+}
+
+/** AIPerf on part 2's requests: each prompt at PBH's session 0 arrival (seed 0), the same body (max_tokens, usage). */
+function aiperfPaired(base, model, prompts, round) {
+  const figures = aiperfRun(`hf-${round}`, base, model, prompts, poissonArrivalsNs(prompts.length, RATE, 0).slice(0, prompts.length), CONCURRENCY, 0);
   return { ttft: figures.time_to_first_token.p50, tpot: figures.inter_token_latency.p50 };
 }
 
@@ -159,10 +170,10 @@ const fmt = (x) => x.toFixed(3);
 
 function printFloor(bursts, floor) {
   console.log(`client floor on the echo server (${MAX_NEW} chunks a request, ${ROUNDS} rounds, medians; ms; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')})`);
-  console.log(['figure', 'measured', 'per stream', 'echo server CPU in the run, µs', 'target'].join('\t'));
+  console.log(['figure', 'measured', 'per stream', 'echo server CPU in the run, µs', 'target', 'AIPerf, same server and requests'].join('\t'));
   for (const [n, xs] of bursts) {
     const t = m(xs, 'ttft99');
-    console.log([`TTFT p99, ${n} streams at once`, fmt(t), fmt(t / n), m(xs, 'serverUs').toFixed(0), n === 64 ? '< 1' : ''].join('\t'));
+    console.log([`TTFT p99, ${n} streams at once`, fmt(t), fmt(t / n), m(xs, 'serverUs').toFixed(0), n === 64 ? '< 1' : '', aiperf ? fmt(m(xs, 'aiperf99')) : ''].join('\t'));
   }
   // The run's fixed part (its /models answer, the pool's warm-up, the warm-up request) cancels in the difference.
   const [lo, hi] = [Math.min(...bursts.keys()), Math.max(...bursts.keys())];
@@ -171,6 +182,7 @@ function printFloor(bursts, floor) {
   console.log([`max issue lateness, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s`, fmt(m(floor, 'late')), '', '', '< 1'].join('\t'));
   console.log([`the machine: a loop that only wakes at those arrivals, p99`, fmt(m(floor, 'wake99')), '', '', ''].join('\t'));
   console.log([`the machine: a loop that only wakes at those arrivals, max`, fmt(m(floor, 'wake')), '', '', ''].join('\t'));
+  console.log(aiperf ? `AIPerf column: ${aiperf} on the same echo server, the same prompts, one warm-up request (its TTFT counts from when it sent; PBH's from the schedule).` : 'AIPerf: not installed (see the header of this script), its column skipped.');
   console.log('n streams sent at once queue behind each other on one client loop and one server loop on the same cores: the last first token comes after n requests of both (per stream = p99 / n).');
 }
 
@@ -197,7 +209,7 @@ async function compareWithBare() {
         return { ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms };
       },
       bare: () => bare(base, served, hfTexts),
-      aiperf: () => aiperfRun(base, served, hfTexts, r),
+      aiperf: () => aiperfPaired(base, served, hfTexts, r),
     };
     // The server loads the model at its first request and warms over the next few: one discarded pass first.
     bare(base, served, hfTexts);
@@ -238,7 +250,8 @@ try {
   // Streams that last: each chunk ITL_MS after the last, so at STEADY_RATE about STEADY_IN_FLIGHT are open at a time.
   const slow = /listening on (\S+)\n/.exec(await start(python, [path.join(root, 'scripts', 'openai_echo_server.py'), '--port', '0', '--itl-ms', String(ITL_MS)], /listening on (\S+)\n/))[1];
   const steadyRate = (STEADY_IN_FLIGHT * 1000) / (ITL_MS * (MAX_NEW - 1));
-  const steadyPrompts = promptsFile('steady', Math.max(1, Math.round(steadyRate * STEADY_S)));
+  const steadyCount = Math.max(1, Math.round(steadyRate * STEADY_S));
+  const steadyPrompts = promptsFile('steady', steadyCount);
   const steady = [];
   const bursts = new Map(STREAMS.map((n) => [n, []]));
   const floor = [];
@@ -247,16 +260,21 @@ try {
       // Every request arrives at once (a rate far above the stream count): n in flight together, none queued.
       const before = cpuNs(echoPid);
       const row = pbhRun(`floor-${n}-${r}`, promptsFile(`streams-${n}`, n), { base_url: echo }, { kind: 'server', target_qps: 1e7 }, n, MAX_NEW);
-      bursts.get(n).push({ ttft99: row.ttft_p99_ms, serverUs: (cpuNs(echoPid) - before) / 1e3 });
+      const serverUs = (cpuNs(echoPid) - before) / 1e3;
+      // AIPerf's own client on the same server and requests, all at once (its TTFT from when it sent, not from a schedule).
+      const other = aiperf ? aiperfRun(`floor-${n}-${r}`, echo, 'echo', textsOf(n), null, n, 1).time_to_first_token.p99 : NaN;
+      bursts.get(n).push({ ttft99: row.ttft_p99_ms, serverUs, aiperf99: other });
     }
     const pacedRow = pbhRun(`floor-paced-${r}`, paced, { base_url: echo }, { kind: 'server', target_qps: RATE_FLOOR }, Math.max(...STREAMS), MAX_NEW);
     const steadyRow = pbhRun(`floor-steady-${r}`, steadyPrompts, { base_url: slow }, { kind: 'server', target_qps: steadyRate }, 2 * STEADY_IN_FLIGHT, MAX_NEW);
-    steady.push({ ttft99: steadyRow.ttft_p99_ms, late99: steadyRow.late_p99_ms });
+    const steadyArrivals = poissonArrivalsNs(steadyCount, steadyRate, 0).slice(0, steadyCount);
+    const other = aiperf ? aiperfRun(`floor-steady-${r}`, slow, 'echo', textsOf(steadyCount), steadyArrivals, 2 * STEADY_IN_FLIGHT, 1).time_to_first_token.p99 : NaN;
+    steady.push({ ttft99: steadyRow.ttft_p99_ms, late99: steadyRow.late_p99_ms, aiperf99: other });
     const wake = wakeLoop();
     floor.push({ late99: pacedRow.late_p99_ms, late: pacedRow.late_max_ms, wake99: quantile(wake, 0.99), wake: Math.max(...wake) });
   }
   printFloor(bursts, floor);
-  console.log([`TTFT p99, about ${STEADY_IN_FLIGHT} streams open (${steadyRate.toFixed(0)} req/s for ${STEADY_S} s, ${MAX_NEW} chunks ${ITL_MS} ms apart)`, fmt(m(steady, 'ttft99')), '', '', '< 1'].join('\t'));
+  console.log([`TTFT p99, about ${STEADY_IN_FLIGHT} streams open (${steadyRate.toFixed(0)} req/s for ${STEADY_S} s, ${MAX_NEW} chunks ${ITL_MS} ms apart)`, fmt(m(steady, 'ttft99')), '', '', '< 1', aiperf ? fmt(m(steady, 'aiperf99')) : ''].join('\t'));
   console.log([`issue lateness p99 in that run`, fmt(m(steady, 'late99')), '', '', ''].join('\t'));
   if (process.env.FLOOR_ONLY !== '1') await compareWithBare();
 } finally {
