@@ -5,11 +5,12 @@
 //     shares the cores, so it is part of that floor), and issue lateness p99 and max at RATE_FLOOR req/s (target < 1 ms at 200)
 //     beside the machine's own: a loop that only wakes at the same arrivals (scripts/serve_wake_loop.py); and TTFT p99
 //     with STEADY_IN_FLIGHT streams open at a time (Poisson arrivals for STEADY_S s, each stream's chunks ITL_MS apart);
+//     where AIPerf is installed (below), its own client's TTFT p99 on the same echo server and prompts beside each;
 //  2. PBH beside a bare asyncio/aiohttp loop (scripts/serve_bare_loop.py) and, where it is installed, NVIDIA's AIPerf
 //     (`aiperf profile`, the same requests replayed at the same offsets with --fixed-schedule), taking turns on one
 //     `transformers serve` process of the Llama folder per round, at RATE req/s, CONCURRENCY in flight: TTFT and TPOT
 //     p50 and PBH's ratio to each, paired within a round (target: within 5%).
-//     AIPerf is not a PBH dependency (its own venv, about 1.2 GB): AIPERF names its executable, else
+//     AIPerf is not a PBH dependency (its own venv, about 1.2 GB): AIPERF names its executable (empty: skip it), else
 //     .cache/aiperf/bin/aiperf is used when present (python3 -m venv .cache/aiperf && .cache/aiperf/bin/pip install
 //     aiperf==0.13.0), else that column is skipped.
 // Every figure is the median over ROUNDS (rounds rotate which client goes first), in ms. Needs `npm run build`,
@@ -179,10 +180,10 @@ function printFloor(bursts, floor) {
   const [lo, hi] = [Math.min(...bursts.keys()), Math.max(...bursts.keys())];
   if (hi > lo) console.log(`echo server CPU per added request (${lo} to ${hi} streams): ${((m(bursts.get(hi), 'serverUs') - m(bursts.get(lo), 'serverUs')) / (hi - lo)).toFixed(0)} µs`);
   console.log([`issue lateness p99, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s`, fmt(m(floor, 'late99')), '', '', ''].join('\t'));
-  console.log([`max issue lateness, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s`, fmt(m(floor, 'late')), '', '', '< 1'].join('\t'));
+  console.log([`max issue lateness, ${FLOOR_REQUESTS} requests at ${RATE_FLOOR}/s (rounds: ${floor.map((x) => fmt(x.late)).join(', ')})`, fmt(m(floor, 'late')), '', '', '< 1'].join('\t'));
   console.log([`the machine: a loop that only wakes at those arrivals, p99`, fmt(m(floor, 'wake99')), '', '', ''].join('\t'));
   console.log([`the machine: a loop that only wakes at those arrivals, max`, fmt(m(floor, 'wake')), '', '', ''].join('\t'));
-  console.log(aiperf ? `AIPerf column: ${aiperf} on the same echo server, the same prompts, one warm-up request (its TTFT counts from when it sent; PBH's from the schedule).` : 'AIPerf: not installed (see the header of this script), its column skipped.');
+  console.log(aiperf ? `AIPerf column: ${aiperf} on the same echo server, the same prompts, one warm-up request (its TTFT counts from when it sent; PBH's from the schedule).` : 'AIPerf: not installed, or AIPERF set empty (see the header of this script): its column skipped.');
   console.log('n streams sent at once queue behind each other on one client loop and one server loop on the same cores: the last first token comes after n requests of both (per stream = p99 / n).');
 }
 
