@@ -57,11 +57,12 @@ const folder = path.join(llms, MODEL, 'hf');
 const texts = readFileSync(path.join(llms, 'data', 'prompts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).prompt);
 const children = [];
 
+/** n prompts, the prompt file's in turn. */
 const textsOf = (n) => Array.from({ length: n }, (_, i) => texts[i % texts.length]);
 
 function promptsFile(name, n) {
   const file = path.join(work, `${name}.jsonl`);
-  writeFileSync(file, Array.from({ length: n }, (_, i) => JSON.stringify({ prompt: texts[i % texts.length] })).join('\n') + '\n');
+  writeFileSync(file, textsOf(n).map((prompt) => JSON.stringify({ prompt })).join('\n') + '\n');
   return file;
 }
 
@@ -195,7 +196,7 @@ async function compareWithBare() {
   const tc = path.join(served, 'tokenizer_config.json');
   writeFileSync(tc, JSON.stringify({ ...JSON.parse(readFileSync(tc, 'utf8')), chat_template: "{% for m in messages %}{{ m['content'] }}{% endfor %}" }));
   const hfPrompts = promptsFile('hf', PROMPTS);
-  const hfTexts = Array.from({ length: PROMPTS }, (_, i) => texts[i % texts.length]);
+  const hfTexts = textsOf(PROMPTS);
   const clients = { pbh: [], bare: [], ...(aiperf ? { aiperf: [] } : {}) };
   for (let r = 0; r < ROUNDS; r++) {
     // A fresh server each round: a long-lived transformers serve process stopped answering partway through longer
