@@ -57,6 +57,9 @@ const folder = path.join(llms, MODEL, 'hf');
 const texts = readFileSync(path.join(llms, 'data', 'prompts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).prompt);
 const children = [];
 
+/** The arrivals PBH's session 0 draws (seed 0) for n requests at `rate` req/s, ns after the start. */
+const sessionArrivalsNs = (n, rate) => poissonArrivalsNs(n, rate, 0).slice(0, n);
+
 /** n prompts, the prompt file's in turn. */
 const textsOf = (n) => Array.from({ length: n }, (_, i) => texts[i % texts.length]);
 
@@ -125,7 +128,7 @@ function pbhRun(name, prompts, options, scenario, concurrency, maxNew) {
 /** The machine's lateness, ms: a loop that only wakes at the paced run's arrivals (PBH's session 0, seed 0). */
 function wakeLoop() {
   const arrivals = path.join(work, 'wake-arrivals.json');
-  writeFileSync(arrivals, JSON.stringify(poissonArrivalsNs(FLOOR_REQUESTS, RATE_FLOOR, 0).slice(0, FLOOR_REQUESTS).map(Math.round)));
+  writeFileSync(arrivals, JSON.stringify(sessionArrivalsNs(FLOOR_REQUESTS, RATE_FLOOR).map(Math.round)));
   const out = execFileSync(python, [path.join(root, 'scripts', 'serve_wake_loop.py'), arrivals], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return JSON.parse(out.toString().trim().split('\n').at(-1)).late_ns.map((ns) => ns / 1e6);
 }
@@ -135,7 +138,7 @@ function bare(base, model, prompts) {
   writeFileSync(file, JSON.stringify(prompts));
   // PBH's session 0 arrivals (seed 0): both clients send the same requests at the same offsets.
   const arrivals = path.join(work, 'bare-arrivals.json');
-  writeFileSync(arrivals, JSON.stringify(poissonArrivalsNs(prompts.length, RATE, 0).slice(0, prompts.length).map(Math.round)));
+  writeFileSync(arrivals, JSON.stringify(sessionArrivalsNs(prompts.length, RATE).map(Math.round)));
   const out = execFileSync(python, [path.join(root, 'scripts', 'serve_bare_loop.py'), base, model, 'chat', file, String(MAX_NEW), arrivals, String(CONCURRENCY), path.join(folder, 'tokenizer.json')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const { ttft_ms: ttft, tpot_ms: tpot } = JSON.parse(out.toString().trim().split('\n').at(-1));
   return { ttft: median(ttft), tpot: median(tpot) };
@@ -163,7 +166,7 @@ function aiperfRun(tag, base, model, prompts, arrivalsNs, concurrency, warmup) {
 
 /** AIPerf on part 2's requests: each prompt at PBH's session 0 arrival (seed 0), the same body (max_tokens, usage). */
 function aiperfPaired(base, model, prompts, round) {
-  const figures = aiperfRun(`hf-${round}`, base, model, prompts, poissonArrivalsNs(prompts.length, RATE, 0).slice(0, prompts.length), CONCURRENCY, 0);
+  const figures = aiperfRun(`hf-${round}`, base, model, prompts, sessionArrivalsNs(prompts.length, RATE), CONCURRENCY, 0);
   return { ttft: figures.time_to_first_token.p50, tpot: figures.inter_token_latency.p50 };
 }
 
@@ -254,6 +257,7 @@ try {
   const steadyRate = (STEADY_IN_FLIGHT * 1000) / (ITL_MS * (MAX_NEW - 1));
   const steadyCount = Math.max(1, Math.round(steadyRate * STEADY_S));
   const steadyPrompts = promptsFile('steady', steadyCount);
+  const steadyArrivals = sessionArrivalsNs(steadyCount, steadyRate);
   const steady = [];
   const bursts = new Map(STREAMS.map((n) => [n, []]));
   const floor = [];
@@ -269,7 +273,6 @@ try {
     }
     const pacedRow = pbhRun(`floor-paced-${r}`, paced, { base_url: echo }, { kind: 'server', target_qps: RATE_FLOOR }, Math.max(...STREAMS), MAX_NEW);
     const steadyRow = pbhRun(`floor-steady-${r}`, steadyPrompts, { base_url: slow }, { kind: 'server', target_qps: steadyRate }, 2 * STEADY_IN_FLIGHT, MAX_NEW);
-    const steadyArrivals = poissonArrivalsNs(steadyCount, steadyRate, 0).slice(0, steadyCount);
     const other = aiperf ? aiperfRun(`floor-steady-${r}`, slow, 'echo', textsOf(steadyCount), steadyArrivals, 2 * STEADY_IN_FLIGHT, 1).time_to_first_token.p99 : NaN;
     steady.push({ ttft99: steadyRow.ttft_p99_ms, late99: steadyRow.late_p99_ms, aiperf99: other });
     const wake = wakeLoop();
