@@ -7,7 +7,7 @@
 // threads, in rounds that alternate which goes first. Every figure is the median over rounds of each run's p50, in ms.
 // Needs `npm run build`, the venv with torch and the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm,
 // and --engine llama-cpp for llama-cpp)
-// and the generated LLMs (npm run generate:llms). Knobs: MODELS (llama_gqa,gpt2,qwen2,phi3), ENGINES, THREADS (1),
+// and the LLMs of python/generate_llms.py (built here when missing). Knobs: MODELS (llama_gqa,gpt2,qwen2,phi3), ENGINES, THREADS (1),
 // ROUNDS (3), MAX_NEW (32), PROMPTS (8).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -87,7 +87,9 @@ function tokenIds(model) {
   return file;
 }
 
-if (!existsSync(path.join(llms, 'llms.json'))) throw new Error(`no generated LLMs in ${llms}: run npm run generate:llms first`);
+// The LLMs of python/generate_llms.py, built here when missing (as bench:litert builds its models).
+if (!existsSync(path.join(llms, 'llms.json'))) execFileSync(python, [path.join(root, 'python', 'generate_llms.py')], { stdio: ['ignore', 'ignore', 'inherit'] });
+
 const rows = [];
 for (const model of MODELS) {
   const promptsFile = tokenIds(model);

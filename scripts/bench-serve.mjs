@@ -14,7 +14,7 @@
 //     .cache/aiperf/bin/aiperf is used when present (python3 -m venv .cache/aiperf && .cache/aiperf/bin/pip install
 //     aiperf==0.13.0), else that column is skipped.
 // Every figure is the median over ROUNDS (rounds rotate which client goes first), in ms. Needs `npm run build`,
-// the venv with the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm) and npm run generate:llms.
+// the venv with the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm); the LLMs of python/generate_llms.py are built here when missing.
 // Knobs: ROUNDS (3), STREAMS (1,8,16,64), RATE_FLOOR (200), FLOOR_REQUESTS (1000), RATE (2), CONCURRENCY (4), PROMPTS (16),
 // MAX_NEW (16), MODEL (llama_gqa), ITL_MS (10), STEADY_IN_FLIGHT (64), STEADY_S (3), FLOOR_ONLY (1: part 1 only), AIPERF.
 import { execFileSync, spawn } from 'node:child_process';
@@ -54,6 +54,8 @@ const quantile = (xs, q) => {
 };
 const env = { ...process.env, USE_TF: '0' };
 const folder = path.join(llms, MODEL, 'hf');
+// The LLMs of python/generate_llms.py, built here when missing (as bench:litert builds its models).
+if (!existsSync(path.join(llms, 'llms.json'))) execFileSync(python, [path.join(root, 'python', 'generate_llms.py')], { stdio: ['ignore', 'ignore', 'inherit'] });
 const texts = readFileSync(path.join(llms, 'data', 'prompts.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).prompt);
 const children = [];
 
@@ -245,7 +247,6 @@ async function compareWithBare() {
   console.log(`target within ${TOLERANCE_SHARE * 100}%; ${aiperf ? `AIPerf: ${aiperf}` : 'AIPerf: not installed (see the header of this script), skipped'}`);
 }
 
-if (!existsSync(path.join(llms, 'llms.json'))) throw new Error(`no generated LLMs in ${llms}: run npm run generate:llms first`);
 try {
   // 1. The client's floor on the echo server.
   const said = await start(python, [path.join(root, 'scripts', 'openai_echo_server.py'), '--port', '0'], /listening on (\S+)\n/);
