@@ -24,6 +24,7 @@ import openvino_genai as ov_genai
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.sources import build_home, hf_folder, recorded_source
+from pbh_worker.weights import ir_weight_compression
 
 IR = "openvino_model.xml"
 HINTS = {"fp32": "f32", "bf16": "bf16"}
@@ -48,20 +49,6 @@ def _export(source: str, out: str, weight_format: str, group_size: int) -> None:
         said = " ".join(done.stderr.strip().splitlines()[-3:])
         raise WorkerError("unsupported_model", f"optimum-intel could not export {source} to OpenVINO IR: {said[-600:]}")
     os.replace(partial, out)
-
-
-def _weights_read_back(ir: Any) -> tuple[str | None, str]:
-    """The IR's weight constants by element type: int4/int8 when compressed weights are there (NNCF's, read from the IR)."""
-    census: dict[str, int] = {}
-    for op in ir.get_ops():
-        if op.get_type_name() == "Constant":
-            kind = op.get_element_type().get_type_name()
-            census[kind] = census.get(kind, 0) + 1
-    said = ", ".join(f"{n} {k}" for k, n in sorted(census.items()))
-    for kinds, name in ((("u4", "i4"), "int4"), (("u8", "i8"), "int8")):
-        if any(census.get(k) for k in kinds):
-            return name, f"IR weight constants: {said}"
-    return None, f"IR weight constants: {said} (no compressed weights)"
 
 
 class _Batch:
@@ -163,7 +150,9 @@ class OpenVinoGenAI(Engine):
         ir = ov.Core().read_model(os.path.join(folder, IR))
         if not ir.get_variables():
             raise WorkerError("unsupported_model", f"{folder} holds a stateless IR (the cache as inputs, as optimum-cli export openvino --disable-stateful writes it): the OpenVINO GenAI pipeline runs a stateful one. Export it again without --disable-stateful, or run this one on onnxruntime or openvino")
-        config: dict[str, Any] = {"INFERENCE_PRECISION_HINT": hint}
+        # The cache in the requested precision too: the plugin's own default (f16 on CPU, u8 on some) would set it by
+        # the plugin and the machine, as the openvino engine also holds it.
+        config: dict[str, Any] = {"INFERENCE_PRECISION_HINT": hint, "KV_CACHE_PRECISION": hint}
         if model.options.get("threads"):
             config["INFERENCE_NUM_THREADS"] = int(model.options["threads"])
         self.folder, self.device, self.config, self.pipe, self.sized = folder, model.device.upper(), config, None, (0, 0)
@@ -176,7 +165,7 @@ class OpenVinoGenAI(Engine):
         vocab = int(compiled.output("logits").get_partial_shape()[-1].get_length())
         kv = compiled.get_property("KV_CACHE_PRECISION") if "KV_CACHE_PRECISION" in compiled.get_property("SUPPORTED_PROPERTIES") else None
         del compiled
-        weights, weights_evidence = _weights_read_back(ir)
+        weights, weights_evidence = ir_weight_compression(ir)
         del ir
         return Loaded(
             inputs=[TensorSpec("input_ids", "int64", [None, None])],
@@ -188,7 +177,7 @@ class OpenVinoGenAI(Engine):
                 "folder": folder,
                 "pipeline": "ContinuousBatchingPipeline, greedy (do_sample false), stateful IR",
                 "scheduler": f"SchedulerConfig per generate call: max_num_seqs = its concurrency, num_kv_blocks = concurrency x ceil(longest request's tokens / {BLOCK_TOKENS}), rebuilt only when a call needs more; the rest the runtime's defaults",
-                # The cache's element type is the plugin's, not the precision hint's (f16 on CPU by default).
+                # The cache's element type as the compiled model reports it.
                 "kv_cache_precision": kv.get_type_name() if isinstance(kv, ov.Type) else None if kv is None else str(kv),
             },
         )

@@ -1,4 +1,5 @@
-"""Weight-only compression an ONNX graph carries, read from its nodes (never from the option that asked for it).
+"""Weight-only compression an ONNX graph or an OpenVINO IR carries, read from its nodes (never from the option that asked
+for it).
 
 Weight-only means the arithmetic stays float and only the stored weights are integers: com.microsoft.MatMulNBits
 (ONNX Runtime's int4 quantizer, the GenAI builder, NNCF's int4) or DequantizeLinear of constant integer weights with
@@ -51,6 +52,17 @@ def weight_compression_of(graph: Any) -> tuple[str | None, str, bool]:
     int8 = levels[4] > 0
     level = f"; accuracy_level 4 on {levels[4]} MatMulNBits: ONNX Runtime computes them in int8" if int8 else ""
     return f"int{width}", f"weight-only compression read from the graph ({ops['MatMulNBits']} MatMulNBits, {ops['DequantizeLinear']} DequantizeLinear): {found}{level}", int8
+
+
+def ir_weight_compression(ir: Any) -> tuple[str | None, str]:
+    """("int4" | "int8" | None, evidence) of an OpenVINO IR (an ov.Model): its weight constants by element type, int4 or
+    int8 where compressed weights are there (NNCF's u4/i4, u8/i8 constants)."""
+    census: Counter[str] = Counter(op.get_element_type().get_type_name() for op in ir.get_ops() if op.get_type_name() == "Constant")
+    said = ", ".join(f"{n} {k}" for k, n in sorted(census.items()))
+    for kinds, name in ((("u4", "i4"), "int4"), (("u8", "i8"), "int8")):
+        if any(census.get(k) for k in kinds):
+            return name, f"IR weight constants: {said}"
+    return None, f"IR weight constants: {said} (no compressed weights)"
 
 
 def file_names_any(path: str, markers: tuple[bytes, ...]) -> bool:
