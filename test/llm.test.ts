@@ -123,7 +123,8 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     expect(JSON.parse(by.get('qwen2_optimum/openvino')!.generation!).gate).toMatchObject({ passed: true });
     expect(by.get('qwen2_optimum/transformers')).toMatchObject({ status: 'failed' });
     expect(by.get('qwen2_optimum/transformers')!.error).toMatch(/not a Hugging Face folder .*Name that folder in models\[\]\.path/);
-    // The IR: rebuilt from its own weights for ONNX Runtime and OpenVINO (held to the IR's logits), gated like any export.
+    // The IR: rebuilt from its own weights for ONNX Runtime and the analysis (held to the IR's logits); OpenVINO runs
+    // the IR itself, its cache in each request's state, gated token for token against ONNX Runtime.
     for (const engine of ['onnxruntime', 'openvino']) {
       const row = by.get(`qwen2_ir/${engine}`)!;
       expect(row.status, row.error ?? '').toBe('ok');
@@ -132,6 +133,10 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
       expect(source.exporter).toMatch(/weights read from the IR's constants .*logits within \S+ of the IR's on a \d+-token probe\), then optimum-onnx main_export/);
       if (engine !== 'onnxruntime') expect(JSON.parse(row.generation!).gate).toMatchObject({ passed: true, rule: 'exact' });
     }
+    const irFacts = JSON.parse(by.get('qwen2_ir/openvino')!.facts!);
+    expect(irFacts).toMatchObject({ folder: path.join(LLMS, 'qwen2', 'openvino'), kv_cache_precision: 'f32' });
+    expect(irFacts.ran).toMatch(/qwen2\/openvino\/openvino_model\.xml, the IR as exported \(stateful/);
+    expect(JSON.parse(by.get('qwen2_optimum/openvino')!.facts!).ran).toBeUndefined();
     expect(by.get('qwen2_ir/transformers')!.error).toMatch(/qwen2\/openvino is an OpenVINO IR folder, not a Hugging Face folder.*Name the Hugging Face folder it was made from/);
     // The GenAI folder: onnxruntime-genai runs the folder itself, ONNX Runtime and OpenVINO its decoder graph (the
     // builder's contrib ops included), each gated against ONNX Runtime; transformers needs the Hugging Face folder.
@@ -149,7 +154,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     }
   }, 600_000);
 
-  it("runs optimum-intel's IRs (compressed, stateless) on OpenVINO GenAI as exported and on ONNX Runtime as their weights decompress, and refuses an IR its config does not fit", async () => {
+  it("runs optimum-intel's IRs (compressed, stateless) on OpenVINO and OpenVINO GenAI as exported and on ONNX Runtime as their weights decompress, and refuses an IR its config does not fit", async () => {
     const dir = await tempDir('pbh-llm-ir-');
     const db = path.join(dir, 'ir.duckdb');
     const venv = findVenvPython()!;
@@ -172,7 +177,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
       { name: 'mismatched', path: mismatched },
       { name: 'stateless', path: stateless },
     ];
-    const engines = [{ name: 'onnxruntime', options: { intraOpNumThreads: 1 } }, { name: 'openvino-genai', options: { threads: 1 } }];
+    const engines = [{ name: 'onnxruntime', options: { intraOpNumThreads: 1 } }, { name: 'openvino', options: { threads: 1 } }, { name: 'openvino-genai', options: { threads: 1 } }];
     const r = await pbh(['run', await writeConfig(dir, 'ir.yaml', llmConfig('llm-ir', models, engines)), '--db', db], { timeoutMs: 600_000 });
     expect(r.code).toBe(1);
     const by = new Map((await llmRows(db)).map((x) => [`${x.model}/${x.engine}`, x]));
@@ -185,7 +190,13 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     expect(JSON.parse(by.get('gpt2_int8/openvino-genai')!.facts!)).toMatchObject({ exported: false, folder: int8 });
     // ONNX Runtime runs the weights the IR decompresses to: OpenVINO GenAI's int8 IR agrees with it token for token.
     expect(JSON.parse(by.get('gpt2_int8/openvino-genai')!.generation!).gate).toMatchObject({ reference_engine: 'onnxruntime', passed: true });
-    expect(by.get('stateless/onnxruntime')?.status, by.get('stateless/onnxruntime')?.error ?? '').toBe('ok');
+    // OpenVINO runs the int8 IR as exported: its u8 weights read back, judged by top-k agreement.
+    const int8Openvino = by.get('gpt2_int8/openvino')!;
+    expect(int8Openvino.status, int8Openvino.error ?? '').toBe('ok');
+    expect(JSON.parse(int8Openvino.precision!)).toMatchObject({ weights: 'int8' });
+    expect(JSON.parse(int8Openvino.generation!).gate).toMatchObject({ reference_engine: 'onnxruntime', passed: true, rule: 'top_k' });
+    for (const engine of ['onnxruntime', 'openvino']) expect(by.get(`stateless/${engine}`)?.status, by.get(`stateless/${engine}`)?.error ?? '').toBe('ok');
+    expect(JSON.parse(by.get('stateless/openvino')!.facts!).ran).toMatch(/the IR as exported \(stateless: the cache as inputs and outputs\)/);
     expect(by.get('stateless/openvino-genai')!.error).toMatch(/holds a stateless IR .*--disable-stateful.*Export it again without --disable-stateful, or run this one on onnxruntime or openvino/);
     expect(by.get('mismatched/onnxruntime')).toMatchObject({ status: 'failed' });
     expect(by.get('mismatched/onnxruntime')!.error).toMatch(/rebuilt from openvino_model\.xml's weights gives other logits than the IR \(\S+ apart .*6 parameters absent from openvino_model\.xml \(model\.layers\.0\.self_attn\.q_proj\.bias.*name the Hugging Face folder it was exported from/);

@@ -28,6 +28,7 @@ binding's requests.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -39,11 +40,26 @@ import openvino.properties.hint as hints
 
 from pbh_worker import About, Engine, Layer, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.channel import dtype_name
-from pbh_worker.weights import may_be_compressed, weight_compression
+from pbh_worker.decoders import Decoder
+from pbh_worker.sources import recorded_source
+from pbh_worker.weights import file_names_any, ir_weight_compression, may_be_compressed, weight_compression
 import openvino_capi as capi
+from openvino_decoder import StatefulIr
 from openvino_precision import executed_precision, precision_hint
 
 HINTS = {"latency": hints.PerformanceMode.LATENCY, "throughput": hints.PerformanceMode.THROUGHPUT}
+IR = "openvino_model.xml"
+
+
+def _model_file(path: str) -> tuple[str, str | None]:
+    """(the file OpenVINO reads, the IR folder or None): where `path` is PBH's export of an OpenVINO IR folder, the IR
+    itself (its own weights, compressed or not, and its state), else `path`."""
+    # The metadata key's bytes first: the other models skip importing onnx.
+    if path.endswith(".onnx") and file_names_any(path, (b"pbh.source.format",)):
+        source = recorded_source(path, "openvino")
+        if source and source[1] == "openvino_ir" and os.path.isfile(os.path.join(source[0], IR)):
+            return os.path.join(source[0], IR), source[0]
+    return path, None
 
 
 def _version() -> str:
@@ -63,9 +79,12 @@ def _names(read: Any, compiled: Any) -> list[str]:
     return [r.get_any_name() if r.get_any_name() in c.get_names() else c.get_any_name() for r, c in zip(read, compiled)]
 
 
-def _config(options: dict[str, Any], precision: ov.Type, profiling: bool) -> dict[Any, Any]:
-    """Unset options mean "let OpenVINO decide"."""
+def _config(options: dict[str, Any], precision: ov.Type, profiling: bool, kv_cache: bool = False) -> dict[Any, Any]:
+    """Unset options mean "let OpenVINO decide". A stateful model's cache is held in the requested precision too: the
+    CPU plugin's own default (f16, or u8) would otherwise set the cache's precision by the plugin and the machine."""
     config: dict[Any, Any] = {hints.performance_mode: HINTS[options["hint"]], hints.inference_precision: precision}
+    if kv_cache:
+        config[hints.kv_cache_precision] = precision
     if options.get("streams") is not None:
         streams = options["streams"]
         config[props.num_streams] = props.streams.Num.AUTO if streams == "auto" else props.streams.Num(int(streams))
@@ -76,13 +95,21 @@ def _config(options: dict[str, Any], precision: ov.Type, profiling: bool) -> dic
     return config
 
 
-def _with_weights(precision: Precision, path: str, compiled: ov.CompiledModel, requested: str) -> Precision:
-    """The weight-only compression the ONNX file carries, and what it makes the arithmetic: OpenVINO's CPU plugin
+def _compression(path: str, read: ov.Model) -> tuple[str | None, str]:
+    """The weight-only compression of the model file: an IR's constants, an ONNX graph's nodes."""
+    if path.endswith(".xml"):
+        return ir_weight_compression(read)
+    if not may_be_compressed(path):
+        return None, ""
+    weights, evidence, _ = weight_compression(path)
+    return weights, evidence
+
+
+def _with_weights(precision: Precision, compression: tuple[str | None, str], compiled: ov.CompiledModel, requested: str) -> Precision:
+    """The weight-only compression the model carries, and what it makes the arithmetic: OpenVINO's CPU plugin
     keeps compressed weights as such (their FullyConnected layers report the weights' type, u8/u4), and with
     DYNAMIC_QUANTIZATION_GROUP_SIZE above 0 it quantizes those layers' activations to int8 at run time, in groups."""
-    if not may_be_compressed(path):
-        return precision
-    weights, evidence, _ = weight_compression(path)
+    weights, evidence = compression
     if not weights:
         return precision
     try:
@@ -138,6 +165,8 @@ class OpenVINO(Engine):
         self.options: dict[str, Any] = {}
         self.precision: ov.Type | None = None
         self.profiled: ov.CompiledModel | None = None
+        # A stateful IR's decoder (its cache in each infer request's state); None for a graph run through bind.
+        self.stateful: StatefulIr | None = None
         # The tensors model_only bound last: the request refers to their memory until the next bind.
         self._bound: tuple[capi.Tensor, ...] = ()
 
@@ -156,28 +185,39 @@ class OpenVINO(Engine):
         self.options = dict(model.options)
         self.device = str(self.options.get("device") or model.device).upper()
         self.close()
+        path, ir_folder = _model_file(model.path)
         start = time.perf_counter()
-        read = self._read(model.path, model.inputs)
+        read = self._read(path, model.inputs)
+        stateful = bool(read.get_variables())
+        kv_cache = stateful and "KV_CACHE_PRECISION" in self.core.get_property(self.device, props.supported_properties)
         try:
-            compiled = self.core.compile_model(read, self.device, _config(self.options, self.precision, profiling=False))
+            compiled = self.core.compile_model(read, self.device, _config(self.options, self.precision, profiling=False, kv_cache=kv_cache))
         except RuntimeError as e:
-            raise WorkerError("unsupported_model", f"OpenVINO cannot compile {model.path} for {self.device}: {e}") from e
+            raise WorkerError("unsupported_model", f"OpenVINO cannot compile {path} for {self.device}: {e}") from e
         compile_ms = (time.perf_counter() - start) * 1000
         input_names, self.output_names = _names(read.inputs, compiled.inputs), _names(read.outputs, compiled.outputs)
+        compression = _compression(path, read)
         del read
+        self.stateful = StatefulIr(compiled, path) if stateful else None
         self.compiled = capi.CompiledModel(compiled)
         self.inputs = [_Input.of(port) for port in compiled.inputs]
         self.position = {name: i for i, spec in enumerate(self.inputs) for name in spec.names}
         self.concurrency = int(compiled.get_property(props.optimal_number_of_infer_requests))
         self.session = capi.Request(self.compiled)
         self.request = capi.Request(self.compiled)
-        self.source = (model.path, model.inputs)
+        self.source = (path, model.inputs)
+        facts = self._facts(compiled)
+        if ir_folder is not None:
+            facts["ran"] = f"{path}, the IR as exported ({'stateful: each request in flight holds an infer request whose state is its cache' if stateful else 'stateless: the cache as inputs and outputs'}), not PBH's ONNX export of it"
+            facts["folder"] = ir_folder
+        if kv_cache:
+            facts["kv_cache_precision"] = compiled.get_property(hints.kv_cache_precision).get_type_name()
         return Loaded(
             inputs=[_spec(p, n) for p, n in zip(compiled.inputs, input_names)],
             outputs=[_spec(p, n) for p, n in zip(compiled.outputs, self.output_names)],
-            precision=_with_weights(Precision(**executed_precision(self.core, compiled, self.device, model.precision)), model.path, compiled, model.precision),
+            precision=_with_weights(Precision(**executed_precision(self.core, compiled, self.device, model.precision)), compression, compiled, model.precision),
             threads=self._threads(compiled),
-            facts=self._facts(compiled),
+            facts=facts,
             compile_ms=compile_ms,
         )
 
@@ -259,6 +299,11 @@ class OpenVINO(Engine):
     def max_concurrency(self) -> int:
         return self.concurrency
 
+    def decoder(self) -> Decoder | None:
+        """A stateful IR's own decoder; None for a graph whose cache is inputs and outputs (the generate workload then
+        drives it through bind)."""
+        return self.stateful
+
     def bind_async(self, batch):
         tensors = self._tensors(dict(batch))
         if self.pool is None:
@@ -335,6 +380,7 @@ class OpenVINO(Engine):
         self.request = self.session = None
         self.compiled = None
         self.profiled = None
+        self.stateful = None
 
 
 if __name__ == "__main__":

@@ -236,12 +236,13 @@ class Dispatcher:
         return {"layers": [{"name": l.name, "op_type": l.op_type, "mean_ns": l.mean_ns, "calls": l.calls, **l.extra} for l in layers]}
 
     def _decoder(self, header: dict[str, Any]) -> Decoder:
-        """The engine's own decoder when it declares one, else a decoder over its `bind` chosen by the graph's inputs."""
+        """The engine's own decoder when it declares one and has one for this model, else a decoder over its `bind`
+        chosen by the graph's inputs."""
         if self.decoder is None:
             assert self.loaded is not None
             if self.declaration.capabilities.get("decoder"):
                 self.decoder = self.engine.decoder()  # type: ignore[attr-defined]
-            else:
+            if self.decoder is None:
                 shape = header.get("cache_shape")
                 cache_shape = shape if isinstance(shape, list) and all(isinstance(d, int) for d in shape) else None
                 self.decoder = graph_decoder(self._infer, self.loaded.inputs, cache_shape, f"the model {self.model_path}")

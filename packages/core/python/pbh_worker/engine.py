@@ -21,9 +21,11 @@ methods a class has; a declared capability whose method is missing is refused wh
                                                           several queries in flight: start(done) returns at once
                                                           and the runtime calls done() when that query completes,
                                                           done(error) when it failed
-    decoder      decoder() -> decoders.Decoder            the runtime's own prefill/decode of a language model
-                                                          (transformers, an LLM runtime); without it the generate
-                                                          workload drives the graph through bind (decoders.py)
+    decoder      decoder() -> decoders.Decoder | None     the runtime's own prefill/decode of a language model
+                                                          (transformers, an LLM runtime, a stateful IR); without it,
+                                                          or where it returns None for the model loaded, the
+                                                          generate workload drives the graph through bind
+                                                          (decoders.py)
     stream       stream(ids, max_new_tokens, on_token) -> {name: figure}
                                                           a runtime whose generate loop is its own (a pipeline):
                                                           it calls on_token(id) as each token is ready and returns

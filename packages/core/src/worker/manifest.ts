@@ -25,7 +25,7 @@ export const CapabilitiesSchema = z.strictObject({
   modelOnly: z.boolean().default(false).describe("model_only(batch, iterations): the runtime's own timing loop, no IPC"),
   layers: z.boolean().default(false).describe("layers(batch, iterations): per-layer timings from the runtime's profiler"),
   concurrency: z.boolean().default(false).describe('max_concurrency() and bind_async(batch): several queries in flight in a schedule'),
-  decoder: z.boolean().default(false).describe("decoder(): the runtime's own prefill and decode of a language model (the generate workload); without it, generation drives the graph through bind"),
+  decoder: z.boolean().default(false).describe("decoder(): the runtime's own prefill and decode of a language model (the generate workload); without it, or where decoder() returns None for the model loaded, generation drives the graph through bind"),
   stream: z.boolean().default(false).describe("stream(ids, max_new_tokens, on_token): the runtime's own generate loop, one request at a time, each token timed as it is streamed (no logits: no perplexity)"),
   batchStream: z.boolean().default(false).describe('batch_runtime(concurrency, max_tokens): a runtime that batches concurrent requests itself (continuous batching); the worker adds each request at its arrival, up to the concurrency in flight, steps the runtime and times each token as its step returns (no logits: no perplexity)'),
   serve: z.boolean().default(false).describe('serve_session(concurrency) and output_tokens(text): a server behind a client; the worker issues the whole schedule concurrently, each request at its arrival, each streamed chunk timed (pbh_worker/serving.py; no logits)'),
