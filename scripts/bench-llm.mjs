@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // npm run bench:llm — PBH's TTFT and TPOT on each LLM engine beside a bare loop over that engine's own API
 // (scripts/llm_bare_loop.py: transformers' forward steps and its generate with a streamer, a hand-fed ONNX Runtime session and OpenVINO
-// compiled model, ONNX Runtime GenAI's generate_next_token loop, OpenVINO GenAI's ContinuousBatchingPipeline stepped one
-// request at a time on the IR the engine ran, llama-cpp-python's Llama.generate on the GGUF the
-// llama-cpp engine converted; each warmed by one request), on the same model, prompt ids, output length and
-// threads, in rounds that alternate which goes first. Every figure is the median over rounds of each run's p50, in ms.
+// compiled model, optimum-intel's stateful IR hand-fed (openvino-ir: the openvino engine on the IR folder), ONNX Runtime
+// GenAI's generate_next_token loop, OpenVINO GenAI's ContinuousBatchingPipeline stepped one request at a time on the IR
+// the engine ran, llama-cpp-python's Llama.generate on the GGUF the llama-cpp engine converted; each warmed by one
+// request), on the same model, prompt ids, output length and threads, in rounds that alternate which goes first.
+// Every figure is the median over rounds of each run's p50, in ms.
 // Needs `npm run build`, the venv with torch and the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm,
 // and --engine llama-cpp for llama-cpp)
 // and the LLMs of python/generate_llms.py (built here when missing). Knobs: MODELS (llama_gqa,gpt2,qwen2,phi3), ENGINES, THREADS (1),
@@ -20,17 +21,20 @@ const python = path.join(root, '.venv', 'bin', 'python');
 const pbh = path.join(root, 'packages', 'core', 'dist', 'cli', 'main.js');
 const llms = path.join(root, '.cache', 'llms');
 const MODELS = (process.env.MODELS ?? 'llama_gqa,gpt2,qwen2,phi3').split(',');
-const ENGINES = (process.env.ENGINES ?? 'onnxruntime,openvino,transformers,transformers-generate,onnxruntime-genai,openvino-genai,llama-cpp').split(',');
+const ENGINES = (process.env.ENGINES ?? 'onnxruntime,openvino,openvino-ir,transformers,transformers-generate,onnxruntime-genai,openvino-genai,llama-cpp').split(',');
 const THREADS = Number(process.env.THREADS ?? 1);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const MAX_NEW = Number(process.env.MAX_NEW ?? 32);
 const PROMPTS = Number(process.env.PROMPTS ?? 8);
 // Target: PBH's figure within 3% of the bare loop's.
 const TOLERANCE_SHARE = 0.03;
-const THREAD_OPTION = { onnxruntime: 'intraOpNumThreads', openvino: 'threads', transformers: 'threads', 'transformers-generate': 'threads', 'onnxruntime-genai': 'threads', 'openvino-genai': 'threads', 'llama-cpp': 'threads' };
+const THREAD_OPTION = { onnxruntime: 'intraOpNumThreads', openvino: 'threads', 'openvino-ir': 'threads', transformers: 'threads', 'transformers-generate': 'threads', 'onnxruntime-genai': 'threads', 'openvino-genai': 'threads', 'llama-cpp': 'threads' };
 // The bare loop over the API each engine times: transformers' forward steps for the transformers engine, its generate
 // for transformers-generate; the others by their own name.
 const BARE_LOOP = { transformers: 'transformers-steps', 'transformers-generate': 'transformers' };
+// openvino-ir: the openvino engine on the model's stateful IR folder (optimum-intel's export) instead of its Hugging Face folder.
+const ENGINE_OF = { 'openvino-ir': 'openvino' };
+const FOLDER_OF = { 'openvino-ir': 'openvino' };
 const unknown = ENGINES.filter((e) => !(e in THREAD_OPTION));
 if (unknown.length) {
   console.error(`ENGINES names ${unknown.join(', ')}: bench:llm has a bare loop for ${Object.keys(THREAD_OPTION).join(', ')} only`);
@@ -50,9 +54,9 @@ function pbhRun(model, engine, round) {
     JSON.stringify({
       name: 'bench-llm',
       dataset: { kind: 'text', prompts: path.join(llms, 'data', 'prompts.jsonl'), limit: PROMPTS },
-      models: [{ name: model, path: path.join(llms, model, 'hf') }],
+      models: [{ name: model, path: path.join(llms, model, FOLDER_OF[engine] ?? 'hf') }],
       generate: { max_new_tokens: MAX_NEW, gate_prompts: 0, perplexity: false },
-      engines: [{ name: engine, process: 'worker', options: { [THREAD_OPTION[engine]]: THREADS } }],
+      engines: [{ name: ENGINE_OF[engine] ?? engine, process: 'worker', options: { [THREAD_OPTION[engine]]: THREADS } }],
       batch_sizes: [1],
       warmup_batches: 2,
       sessions: 1,
@@ -101,7 +105,7 @@ for (const model of MODELS) {
       const runPbh = (r) => {
         const row = pbhRun(model, engine, r);
         const facts = () => JSON.parse(row.engine_facts);
-        folder ??= engine.startsWith('transformers') ? path.join(llms, model, 'hf') : ['onnxruntime-genai', 'openvino-genai'].includes(engine) ? facts().folder : engine === 'llama-cpp' ? facts().gguf : exportFolder(model);
+        folder ??= engine.startsWith('transformers') ? path.join(llms, model, 'hf') : ['onnxruntime-genai', 'openvino-genai', 'openvino-ir'].includes(engine) ? facts().folder : engine === 'llama-cpp' ? facts().gguf : exportFolder(model);
         pbhFigures.push({ ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms });
       };
       // Even rounds run PBH first (round 0 also finds the folder the bare loop reads), odd rounds the bare loop.

@@ -5,7 +5,8 @@
 ENGINE is transformers (model.generate with a streamer, on the Hugging Face FOLDER), transformers-steps (the model's
 forward per step with a DynamicCache, the token picked by argmax: what the transformers engine times), onnxruntime or openvino (an
 InferenceSession or a compiled model on FOLDER/model.onnx, an Optimum export, fed by hand: neither runtime has a
-generate of its own for it), onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER), openvino-genai (a ContinuousBatchingPipeline on the IR FOLDER, one
+generate of its own for it), openvino-ir (optimum-intel's stateful IR in FOLDER, fed by hand, its cache in the
+request's state), onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER), openvino-genai (a ContinuousBatchingPipeline on the IR FOLDER, one
 request at a time: add_request, step, each handle's tokens read after the step that made them), or llama-cpp
 (llama-cpp-python's Llama.generate, greedy, on the GGUF file FOLDER). One untimed request warms each up. PROMPTS.json
 holds the token ids PBH fed. Prints {"ttft_ms": [...], "tpot_ms": [...]} per request: TTFT from the call to the first
@@ -149,7 +150,8 @@ def main() -> None:
     elif engine == "openvino":
         import openvino as ov
 
-        compiled = ov.Core().compile_model(os.path.join(folder, "model.onnx"), "CPU", {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"})
+        # f32 as PBH asks for it: the CPU plugin's own default is bf16 where the CPU has AMX or AVX-512 BF16.
+        compiled = ov.Core().compile_model(os.path.join(folder, "model.onnx"), "CPU", {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"})
         request = compiled.create_infer_request()
         names = [p.get_any_name() for p in compiled.inputs]
         shape = compiled.input("past_key_values.0.key").get_partial_shape()
@@ -160,6 +162,29 @@ def main() -> None:
         kv = (shape[1].get_length(), shape[3].get_length())
         hand_fed(run, names, kv, prompts[:1], max_new, np)  # warmup
         rows = hand_fed(run, names, kv, prompts, max_new, np)
+    elif engine == "openvino-ir":
+        import openvino as ov
+
+        # FOLDER is optimum-intel's stateful IR: the cache lives in the request's state, reset per request; f32 and the
+        # cache in f32, as PBH's openvino engine asks for them.
+        config = {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}
+        request = ov.Core().compile_model(os.path.join(folder, "openvino_model.xml"), "CPU", config).create_infer_request()
+        beam = np.zeros(1, dtype=np.int32)
+
+        def one(ids):
+            start, fed, past, times = ns(), list(ids), 0, []
+            request.reset_state()
+            for _ in range(max_new):
+                n = len(fed)
+                feeds = {"input_ids": np.asarray([fed], dtype=np.int64), "attention_mask": np.ones((1, past + n), dtype=np.int64),
+                         "position_ids": np.arange(past, past + n, dtype=np.int64)[None], "beam_idx": beam}
+                token = int(np.argmax(request.infer(feeds)["logits"][0, -1]))
+                times.append(ns())
+                past, fed = past + n, [token]
+            return figures(start, times)
+
+        one(prompts[0])  # warmup
+        rows = [one(ids) for ids in prompts]
     elif engine == "llama-cpp":
         import llama_cpp
 
@@ -186,7 +211,7 @@ def main() -> None:
         scheduler = ov_genai.SchedulerConfig()
         scheduler.max_num_seqs = 1
         scheduler.num_kv_blocks = -(-(max(len(p) for p in prompts) + max_new) // 16)
-        pipe = ov_genai.ContinuousBatchingPipeline(folder, scheduler, "CPU", {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads})
+        pipe = ov_genai.ContinuousBatchingPipeline(folder, scheduler, "CPU", {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "INFERENCE_NUM_THREADS": threads})
         config = ov_genai.GenerationConfig()
         config.max_new_tokens = config.min_new_tokens = max_new
         config.do_sample = False
