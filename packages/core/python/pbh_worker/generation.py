@@ -124,7 +124,7 @@ def batch_requests(runtime: BatchRuntime, prompts: list[list[int]], max_new_toke
         step_end = _now() - start
         for key, (produced, finished) in moved.items():
             i = request[key]
-            tokens[i].extend(int(t) for t in produced)
+            tokens[i] += produced
             token_ns[i].extend([step_end] * len(produced))
             if len(tokens[i]) > max_new_tokens or (finished and len(tokens[i]) != max_new_tokens):
                 raise WorkerError("runtime_error", f"request {i}: the runtime produced {len(tokens[i])} tokens, {max_new_tokens} were asked for (its generate stopped early or ran on: set min_new_tokens)")
