@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run bench:llm — PBH's TTFT and TPOT on each LLM engine beside a bare loop over that engine's own API
 // (scripts/llm_bare_loop.py: transformers' forward steps and its generate with a streamer, a hand-fed ONNX Runtime session and OpenVINO
-// compiled model, optimum-intel's stateful IR hand-fed (openvino-ir: the openvino engine on the IR folder), ONNX Runtime
+// compiled model on the Optimum export (openvino-onnx: the openvino engine on that export), optimum-intel's stateful IR
+// hand-fed (openvino: the IR the engine exported from the Hugging Face folder), ONNX Runtime
 // GenAI's generate_next_token loop, OpenVINO GenAI's ContinuousBatchingPipeline stepped one request at a time on the IR
 // the engine ran, llama-cpp-python's Llama.generate on the GGUF the llama-cpp engine converted; each warmed by one
 // request), on the same model, prompt ids, output length and threads, in rounds that alternate which goes first.
@@ -21,20 +22,21 @@ const python = path.join(root, '.venv', 'bin', 'python');
 const pbh = path.join(root, 'packages', 'core', 'dist', 'cli', 'main.js');
 const llms = path.join(root, '.cache', 'llms');
 const MODELS = (process.env.MODELS ?? 'llama_gqa,gpt2,qwen2,phi3').split(',');
-const ENGINES = (process.env.ENGINES ?? 'onnxruntime,openvino,openvino-ir,transformers,transformers-generate,onnxruntime-genai,openvino-genai,llama-cpp').split(',');
+const ENGINES = (process.env.ENGINES ?? 'onnxruntime,openvino,openvino-onnx,transformers,transformers-generate,onnxruntime-genai,openvino-genai,llama-cpp').split(',');
 const THREADS = Number(process.env.THREADS ?? 1);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const MAX_NEW = Number(process.env.MAX_NEW ?? 32);
 const PROMPTS = Number(process.env.PROMPTS ?? 8);
 // Target: PBH's figure within 3% of the bare loop's.
 const TOLERANCE_SHARE = 0.03;
-const THREAD_OPTION = { onnxruntime: 'intraOpNumThreads', openvino: 'threads', 'openvino-ir': 'threads', transformers: 'threads', 'transformers-generate': 'threads', 'onnxruntime-genai': 'threads', 'openvino-genai': 'threads', 'llama-cpp': 'threads' };
+const THREAD_OPTION = { onnxruntime: 'intraOpNumThreads', openvino: 'threads', 'openvino-onnx': 'threads', transformers: 'threads', 'transformers-generate': 'threads', 'onnxruntime-genai': 'threads', 'openvino-genai': 'threads', 'llama-cpp': 'threads' };
 // The bare loop over the API each engine times: transformers' forward steps for the transformers engine, its generate
 // for transformers-generate; the others by their own name.
 const BARE_LOOP = { transformers: 'transformers-steps', 'transformers-generate': 'transformers' };
-// openvino-ir: the openvino engine on the model's stateful IR folder (optimum-intel's export) instead of its Hugging Face folder.
-const ENGINE_OF = { 'openvino-ir': 'openvino' };
-const FOLDER_OF = { 'openvino-ir': 'openvino' };
+// openvino-onnx: the openvino engine on the model's Optimum ONNX export (python/generate_llms.py's) instead of its Hugging
+// Face folder, which it runs as optimum-intel's IR.
+const ENGINE_OF = { 'openvino-onnx': 'openvino' };
+const MODEL_OF = { 'openvino-onnx': path.join('onnx', 'model.onnx') };
 const unknown = ENGINES.filter((e) => !(e in THREAD_OPTION));
 if (unknown.length) {
   console.error(`ENGINES names ${unknown.join(', ')}: bench:llm has a bare loop for ${Object.keys(THREAD_OPTION).join(', ')} only`);
@@ -54,7 +56,7 @@ function pbhRun(model, engine, round) {
     JSON.stringify({
       name: 'bench-llm',
       dataset: { kind: 'text', prompts: path.join(llms, 'data', 'prompts.jsonl'), limit: PROMPTS },
-      models: [{ name: model, path: path.join(llms, model, FOLDER_OF[engine] ?? 'hf') }],
+      models: [{ name: model, path: path.join(llms, model, MODEL_OF[engine] ?? 'hf') }],
       generate: { max_new_tokens: MAX_NEW, gate_prompts: 0, perplexity: false },
       engines: [{ name: ENGINE_OF[engine] ?? engine, process: 'worker', options: { [THREAD_OPTION[engine]]: THREADS } }],
       batch_sizes: [1],
@@ -70,7 +72,7 @@ function pbhRun(model, engine, round) {
   return row;
 }
 
-/** The folder of PBH's ONNX export of the model (a cache hit after PBH's run), for the hand-fed ONNX Runtime and OpenVINO loops. */
+/** The folder of PBH's ONNX export of the model (a cache hit after PBH's run), for the hand-fed ONNX Runtime loop. */
 function exportFolder(model) {
   const out = execFileSync(python, ['-m', 'model_convert', '--cache', convertCache, '--from', 'transformers', path.join(llms, model, 'hf')], { env, stdio: ['ignore', 'pipe', 'ignore'] });
   return path.dirname(JSON.parse(out.toString().trim().split('\n').at(-1)).onnx_path);
@@ -105,7 +107,7 @@ for (const model of MODELS) {
       const runPbh = (r) => {
         const row = pbhRun(model, engine, r);
         const facts = () => JSON.parse(row.engine_facts);
-        folder ??= engine.startsWith('transformers') ? path.join(llms, model, 'hf') : ['onnxruntime-genai', 'openvino-genai', 'openvino-ir'].includes(engine) ? facts().folder : engine === 'llama-cpp' ? facts().gguf : exportFolder(model);
+        folder ??= engine.startsWith('transformers') ? path.join(llms, model, 'hf') : ['onnxruntime-genai', 'openvino-genai', 'openvino'].includes(engine) ? facts().folder : engine === 'llama-cpp' ? facts().gguf : engine === 'openvino-onnx' ? path.join(llms, model, 'onnx') : exportFolder(model);
         pbhFigures.push({ ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms });
       };
       // Even rounds run PBH first (round 0 also finds the folder the bare loop reads), odd rounds the bare loop.

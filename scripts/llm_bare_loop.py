@@ -3,10 +3,10 @@
     .venv/bin/python scripts/llm_bare_loop.py ENGINE FOLDER PROMPTS.json MAX_NEW THREADS
 
 ENGINE is transformers (model.generate with a streamer, on the Hugging Face FOLDER), transformers-steps (the model's
-forward per step with a DynamicCache, the token picked by argmax: what the transformers engine times), onnxruntime or openvino (an
-InferenceSession or a compiled model on FOLDER/model.onnx, an Optimum export, fed by hand: neither runtime has a
-generate of its own for it), openvino-ir (optimum-intel's stateful IR in FOLDER, fed by hand, its cache in the
-request's state), onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER), openvino-genai (a ContinuousBatchingPipeline on the IR FOLDER, one
+forward per step with a DynamicCache, the token picked by argmax: what the transformers engine times), onnxruntime or
+openvino-onnx (an InferenceSession or a compiled model on FOLDER/model.onnx, an Optimum export, fed by hand: neither
+runtime has a generate of its own for it), openvino (optimum-intel's stateful IR in FOLDER, fed by hand, its cache in
+the request's state), onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER), openvino-genai (a ContinuousBatchingPipeline on the IR FOLDER, one
 request at a time: add_request, step, each handle's tokens read after the step that made them), or llama-cpp
 (llama-cpp-python's Llama.generate, greedy, on the GGUF file FOLDER). One untimed request warms each up. PROMPTS.json
 holds the token ids PBH fed. Prints {"ttft_ms": [...], "tpot_ms": [...]} per request: TTFT from the call to the first
@@ -147,7 +147,7 @@ def main() -> None:
 
         one(prompts[0])  # warmup
         rows = [one(ids) for ids in prompts]
-    elif engine == "openvino":
+    elif engine == "openvino-onnx":
         import openvino as ov
 
         # f32 as PBH asks for it: the CPU plugin's own default is bf16 where the CPU has AMX or AVX-512 BF16.
@@ -163,7 +163,7 @@ def main() -> None:
         kv = (shape[1].get_length(), shape[3].get_length())
         hand_fed(run, names, kv, prompts[:1], max_new, np)  # warmup
         rows = hand_fed(run, names, kv, prompts, max_new, np)
-    elif engine == "openvino-ir":
+    elif engine == "openvino":
         import openvino as ov
 
         # FOLDER is optimum-intel's stateful IR: the cache lives in the request's state, reset per request; f32 and the

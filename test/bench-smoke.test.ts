@@ -16,7 +16,7 @@ const SMALLEST: Record<string, { env: Record<string, string>; done: RegExp }> = 
   'bench:queue': { env: { QUEUE_SCALE: '0.01' }, done: /Wq measured/ },
   'bench:quantize': { env: { MODEL: 'digits_cnn', ROUNDS: '1', SECONDS: '0.2' }, done: /target: the ranked INT8 figure within 3%/ },
   'bench:litert': { env: { PROCESSES: '1', ROUNDS: '1', BUDGET_S: '0.01', CASES: 'litert digits_cnn fp32' }, done: /target: LiteRT within 3% or 2 µs of the bare loop/ },
-  'bench:llm': { env: { MODELS: 'llama_gqa', ENGINES: 'onnxruntime,onnxruntime-genai,openvino-genai', ROUNDS: '1', PROMPTS: '2', MAX_NEW: '4' }, done: /ratio = PBH \/ bare/ },
+  'bench:llm': { env: { MODELS: 'llama_gqa', ENGINES: 'onnxruntime,openvino,openvino-onnx,onnxruntime-genai,openvino-genai', ROUNDS: '1', PROMPTS: '2', MAX_NEW: '4' }, done: /ratio = PBH \/ bare/ },
   'bench:serve': { env: { ROUNDS: '1', FLOOR_REQUESTS: '100', PROMPTS: '4', MAX_NEW: '4', STEADY_IN_FLIGHT: '8', STEADY_S: '0.5' }, done: /target within 5%; AIPerf/ },
   'bench:repeat': { env: { CONFIGS: 'configs/tabular.yaml', ENGINES: 'onnxruntime', BATCHES: '1', OUT: 'results/bench-repeat-smoke.json' }, done: /target: rerun\/first within ±10%/ },
   'bench:energy': { env: { ROUNDS: '1', SESSIONS: '1', SESSION_MS: '50', CASES: 'worker' }, done: /target: energy collection changes the headline/ },

@@ -53,6 +53,11 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
         expect(g.roofline.decode.share_of_bandwidth).toBeGreaterThan(0);
         expect(g.roofline.prefill.flops_per_s).toBeGreaterThan(0);
         if (row.engine !== 'onnxruntime') expect(g.gate, `${model} on ${row.engine}`).toMatchObject({ reference_engine: 'onnxruntime', passed: true });
+        if (row.engine === 'openvino') {
+          // OpenVINO runs the folder as OpenVINO runs LLMs: optimum-intel's stateful IR, exported once.
+          expect(JSON.parse(row.facts!)).toMatchObject({ exporter: expect.stringMatching(/^optimum-intel .*--weight-format fp32/), kv_cache_precision: 'f32' });
+          expect(JSON.parse(row.facts!).ran).toMatch(/openvino-ir-[^/]+-fp32\/openvino_model\.xml, the IR \(stateful/);
+        }
         if (row.engine === 'openvino-genai') {
           expect(g.served).toBe('batched');
           expect(g.perplexity).toBeNull();
@@ -135,7 +140,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     }
     const irFacts = JSON.parse(by.get('qwen2_ir/openvino')!.facts!);
     expect(irFacts).toMatchObject({ folder: path.join(LLMS, 'qwen2', 'openvino'), kv_cache_precision: 'f32' });
-    expect(irFacts.ran).toMatch(/qwen2\/openvino\/openvino_model\.xml, the IR as exported \(stateful/);
+    expect(irFacts.ran).toMatch(/qwen2\/openvino\/openvino_model\.xml, the IR \(stateful/);
     expect(JSON.parse(by.get('qwen2_optimum/openvino')!.facts!).ran).toBeUndefined();
     expect(by.get('qwen2_ir/transformers')!.error).toMatch(/qwen2\/openvino is an OpenVINO IR folder, not a Hugging Face folder.*Name the Hugging Face folder it was made from/);
     // The GenAI folder: onnxruntime-genai runs the folder itself, ONNX Runtime and OpenVINO its decoder graph (the
@@ -196,7 +201,7 @@ describe('LLMs as users have them (python/generate_llms.py: Llama with GQA, GPT-
     expect(JSON.parse(int8Openvino.precision!)).toMatchObject({ weights: 'int8' });
     expect(JSON.parse(int8Openvino.generation!).gate).toMatchObject({ reference_engine: 'onnxruntime', passed: true, rule: 'top_k' });
     for (const engine of ['onnxruntime', 'openvino']) expect(by.get(`stateless/${engine}`)?.status, by.get(`stateless/${engine}`)?.error ?? '').toBe('ok');
-    expect(JSON.parse(by.get('stateless/openvino')!.facts!).ran).toMatch(/the IR as exported \(stateless: the cache as inputs and outputs\)/);
+    expect(JSON.parse(by.get('stateless/openvino')!.facts!).ran).toMatch(/the IR \(stateless: the cache as inputs and outputs\)/);
     expect(by.get('stateless/openvino-genai')!.error).toMatch(/holds a stateless IR .*--disable-stateful.*Export it again without --disable-stateful, or run this one on onnxruntime or openvino/);
     expect(by.get('mismatched/onnxruntime')).toMatchObject({ status: 'failed' });
     expect(by.get('mismatched/onnxruntime')!.error).toMatch(/rebuilt from openvino_model\.xml's weights gives other logits than the IR \(\S+ apart .*6 parameters absent from openvino_model\.xml \(model\.layers\.0\.self_attn\.q_proj\.bias.*name the Hugging Face folder it was exported from/);

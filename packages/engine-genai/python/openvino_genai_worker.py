@@ -11,9 +11,6 @@ and its own perf metrics (TTFT, TPOT) stand beside. The pipeline gives no logits
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 from typing import Any
 
 os.environ.setdefault("USE_TF", "0")
@@ -23,30 +20,14 @@ import openvino as ov
 import openvino_genai as ov_genai
 
 from pbh_worker import About, Engine, Loaded, Model, Precision, TensorSpec, WorkerError, serve
-from pbh_worker.sources import build_home, hf_folder, recorded_source
+from pbh_worker.sources import IR, build_home, exported_ir, hf_folder, recorded_source
 from pbh_worker.weights import ir_weight_compression
 
-IR = "openvino_model.xml"
 HINTS = {"fp32": "f32", "bf16": "bf16"}
 NAMES = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}
 # Tokens per KV block counted for sizing: the smallest block size a device uses (CPU's blocks hold 32), so the cache
 # holds every request in flight and none is refused or preempted for want of blocks.
 BLOCK_TOKENS = 16
-
-
-def _export(source: str, out: str, weight_format: str, group_size: int) -> None:
-    """optimum-intel's exporter (its command line; NNCF compresses int8/int4 weights), written atomically."""
-    partial = out + ".partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    command = [sys.executable, "-m", "optimum.commands.optimum_cli", "export", "openvino", "--model", source, "--task", "text-generation-with-past", "--weight-format", weight_format]
-    if weight_format == "int4":
-        command += ["--group-size", str(group_size), "--ratio", "1.0"]
-    command.append(partial)
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "USE_TF": "0"}, check=False)
-    if done.returncode != 0 or not os.path.isfile(os.path.join(partial, IR)):
-        said = " ".join(done.stderr.strip().splitlines()[-3:])
-        raise WorkerError("unsupported_model", f"optimum-intel could not export {source} to OpenVINO IR: {said[-600:]}")
-    os.replace(partial, out)
 
 
 class _Batch:
@@ -133,18 +114,8 @@ class OpenVinoGenAI(Engine):
                 f"{model.path} is neither an OpenVINO IR folder ({IR}, as optimum-cli export openvino writes) nor a Hugging Face folder: "
                 "the OpenVINO GenAI pipeline runs a stateful IR. Name the Hugging Face folder in models[].path (PBH exports it once).",
             )
-        from importlib.metadata import version  # noqa: PLC0415
-
-        base = build_home(model.path, model.work_dir, "openvino-genai")
-        weight_format = str(model.options.get("weightFormat") or "fp32")
-        group = int(model.options.get("groupSize") or 128)
-        detail = f"{weight_format}, group size {group}" if weight_format == "int4" else weight_format
-        exporter = f"optimum-intel {version('optimum-intel')} (optimum-cli export openvino --weight-format {detail})"
-        out = os.path.join(base, f"openvino-ir-{version('optimum-intel')}-{weight_format}" + (f"-g{group}" if weight_format == "int4" else ""))
-        cached = os.path.isfile(os.path.join(out, IR))
-        if not cached:
-            _export(source, out, weight_format, group)
-        return out, {"exported": not cached, "source": source, "exporter": exporter}
+        home = build_home(model.path, model.work_dir, "openvino-genai")
+        return exported_ir(source, home, str(model.options.get("weightFormat") or "fp32"), int(model.options.get("groupSize") or 128))
 
     def load(self, model: Model) -> Loaded:
         hint = HINTS.get(model.precision)

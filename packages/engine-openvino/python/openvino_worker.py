@@ -41,25 +41,31 @@ import openvino.properties.hint as hints
 from pbh_worker import About, Engine, Layer, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.channel import dtype_name
 from pbh_worker.decoders import Decoder
-from pbh_worker.sources import recorded_source
+from pbh_worker.sources import IR, build_home, exported_ir, recorded_source
 from pbh_worker.weights import file_names_any, ir_weight_compression, may_be_compressed, weight_compression
 import openvino_capi as capi
 from openvino_decoder import StatefulIr
 from openvino_precision import executed_precision, precision_hint
 
 HINTS = {"latency": hints.PerformanceMode.LATENCY, "throughput": hints.PerformanceMode.THROUGHPUT}
-IR = "openvino_model.xml"
 
 
-def _model_file(path: str) -> tuple[str, str | None]:
-    """(the file OpenVINO reads, the IR folder or None): where `path` is PBH's export of an OpenVINO IR folder, the IR
-    itself (its own weights, compressed or not, and its state), else `path`."""
-    # The metadata key's bytes first: the other models skip importing onnx.
-    if path.endswith(".onnx") and file_names_any(path, (b"pbh.source.format",)):
-        source = recorded_source(path, "openvino")
-        if source and source[1] == "openvino_ir" and os.path.isfile(os.path.join(source[0], IR)):
-            return os.path.join(source[0], IR), source[0]
-    return path, None
+def _model_file(model: Model) -> tuple[str, dict[str, Any]]:
+    """(the file OpenVINO reads, facts): where the path is PBH's ONNX export of an LLM folder, OpenVINO's own form of
+    that model: an OpenVINO IR folder's IR as exported (its own weights, compressed or not, and its state), a Hugging
+    Face folder's stateful IR from optimum-intel, exported once (as OpenVINO runs LLMs: optimum-intel, OpenVINO GenAI);
+    any other path as it is."""
+    # The metadata key's bytes first: every other model skips importing onnx.
+    if not (model.path.endswith(".onnx") and file_names_any(model.path, (b"pbh.source.format",))):
+        return model.path, {}
+    source = recorded_source(model.path, "openvino")
+    if source is None or source[1] not in ("openvino_ir", "hf_transformers"):
+        return model.path, {}
+    folder, kind = source
+    if kind == "openvino_ir":
+        return os.path.join(folder, IR), {"folder": folder}
+    out, facts = exported_ir(folder, build_home(model.path, model.work_dir, "openvino"))
+    return os.path.join(out, IR), {**facts, "folder": out}
 
 
 def _version() -> str:
@@ -185,7 +191,7 @@ class OpenVINO(Engine):
         self.options = dict(model.options)
         self.device = str(self.options.get("device") or model.device).upper()
         self.close()
-        path, ir_folder = _model_file(model.path)
+        path, source_facts = _model_file(model)
         start = time.perf_counter()
         read = self._read(path, model.inputs)
         stateful = bool(read.get_variables())
@@ -207,9 +213,9 @@ class OpenVINO(Engine):
         self.request = capi.Request(self.compiled)
         self.source = (path, model.inputs)
         facts = self._facts(compiled)
-        if ir_folder is not None:
-            facts["ran"] = f"{path}, the IR as exported ({'stateful: each request in flight holds an infer request whose state is its cache' if stateful else 'stateless: the cache as inputs and outputs'}), not PBH's ONNX export of it"
-            facts["folder"] = ir_folder
+        if source_facts:
+            facts.update(source_facts)
+            facts["ran"] = f"{path}, the IR ({'stateful: each request in flight holds an infer request whose state is its cache' if stateful else 'stateless: the cache as inputs and outputs'}), not PBH's ONNX export of the model"
         if kv_cache:
             facts["kv_cache_precision"] = compiled.get_property(hints.kv_cache_precision).get_type_name()
         return Loaded(
