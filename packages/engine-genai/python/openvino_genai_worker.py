@@ -64,8 +64,8 @@ class _Batch:
                 for output in handle.read().values():
                     produced += output.generated_ids
             if produced:
-                # min_new_tokens = max_new_tokens: a request finishes with its last token, so counting them tells
-                # (reading each output's finish_reason cost 2 µs a step).
+                # min_new_tokens = max_new_tokens: a request finishes with its last token, so counting them tells,
+                # without reading each output's finish_reason every step.
                 left = self.left[key] = self.left[key] - len(produced)
                 finished = left <= 0
             else:
@@ -125,8 +125,8 @@ class OpenVinoGenAI(Engine):
         ir = ov.Core().read_model(os.path.join(folder, IR))
         if not ir.get_variables():
             raise WorkerError("unsupported_model", f"{folder} holds a stateless IR (the cache as inputs, as optimum-cli export openvino --disable-stateful writes it): the OpenVINO GenAI pipeline runs a stateful one. Export it again without --disable-stateful, or run this one on onnxruntime or openvino")
-        # The cache in the requested precision too: the plugin's own default (f16 on CPU, u8 on some) would set it by
-        # the plugin and the machine, as the openvino engine also holds it.
+        # The cache in the requested precision too, as the openvino engine holds it: the plugin's own default (f16 on
+        # CPU, even under an f32 hint) would otherwise set it.
         config: dict[str, Any] = {"INFERENCE_PRECISION_HINT": hint, "KV_CACHE_PRECISION": hint}
         if model.options.get("threads"):
             config["INFERENCE_NUM_THREADS"] = int(model.options["threads"])

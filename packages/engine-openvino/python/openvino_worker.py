@@ -1,6 +1,8 @@
 """OpenVINO as a PBH engine (pbh-engine.json; the contract: packages/core/python/pbh_worker/engine.py).
 
 Reads the ONNX file directly (core.read_model), reshapes it to the concrete batch, compiles it for the device once.
+A language model runs as an OpenVINO IR instead (_model_file): an IR folder's own, or a Hugging Face folder's exported
+once by optimum-intel; a stateful IR is the engine's decoder (openvino_decoder.py), its cache in each request's state.
 Every call after load goes through OpenVINO's C API (openvino_capi.py) on that same compiled model, not the Python
 binding's requests.
 - load: INFERENCE_PRECISION_HINT is always set from the requested precision: the CPU plugin's own default is bf16
@@ -87,7 +89,7 @@ def _names(read: Any, compiled: Any) -> list[str]:
 
 def _config(options: dict[str, Any], precision: ov.Type, profiling: bool, kv_cache: bool = False) -> dict[Any, Any]:
     """Unset options mean "let OpenVINO decide". A stateful model's cache is held in the requested precision too: the
-    CPU plugin's own default (f16, or u8) would otherwise set the cache's precision by the plugin and the machine."""
+    plugin's own default (f16 on CPU, even under an f32 hint) would otherwise set it."""
     config: dict[Any, Any] = {hints.performance_mode: HINTS[options["hint"]], hints.inference_precision: precision}
     if kv_cache:
         config[hints.kv_cache_precision] = precision
