@@ -139,6 +139,7 @@ class Dispatcher:
         compile_ms = (self.clock.now() - start) / 1e6 if loaded.compile_ms is None else loaded.compile_ms
         self.max_concurrency = int(self.engine.max_concurrency()) if self.concurrent else 1  # type: ignore[attr-defined]
         self.engine.loaded_outputs = loaded.outputs
+        self.engine.loaded_output_names = [s.name for s in loaded.outputs]
         self.loaded = loaded
         return {
             "compile_ms": compile_ms,

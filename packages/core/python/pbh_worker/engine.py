@@ -160,10 +160,11 @@ class Engine:
 
     def outputs(self, result: Any) -> dict[str, np.ndarray]:
         """Named output arrays of one call's result, valid after the next call (a decoder keeps them as a cache)."""
+        # A decoder calls this once a token: the plain type test first, before the ABC's.
+        if isinstance(result, (list, tuple)):
+            return dict(zip(self.loaded_output_names, result))
         if isinstance(result, Mapping):
             return dict(result)
-        if isinstance(result, (list, tuple)):
-            return dict(zip((spec.name for spec in self.loaded_outputs), result))
         raise WorkerError("runtime_error", f"{type(self).__name__}.bind's call returned {type(result).__name__}: override outputs(result) to name its arrays")
 
     def close(self) -> None:
@@ -171,6 +172,7 @@ class Engine:
 
     # Set by the worker after `load`, for the default `outputs`.
     loaded_outputs: list[TensorSpec] = []
+    loaded_output_names: list[str] = []
 
 
 # Each capability a manifest may declare, and the methods it requires.
