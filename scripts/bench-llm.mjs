@@ -6,7 +6,7 @@
 // GenAI's generate_next_token loop, OpenVINO GenAI's ContinuousBatchingPipeline stepped one request at a time on the IR
 // the engine ran, llama-cpp-python's Llama.generate on the GGUF the llama-cpp engine converted; each warmed by one
 // request), on the same model, prompt ids, output length and threads, in rounds that alternate which goes first.
-// Every figure is the median over rounds of each run's p50, in ms.
+// Every figure is the median over rounds of each run's p50 (PBH's percentile on both sides), in ms.
 // Needs `npm run build`, the venv with torch and the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm,
 // and --engine llama-cpp for llama-cpp)
 // and the LLMs of python/generate_llms.py (built here when missing). Knobs: MODELS (llama_gqa,gpt2,qwen2,phi3), ENGINES, THREADS (1),
@@ -45,6 +45,9 @@ if (unknown.length) {
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'pbh-bench-llm-'));
 const median = (xs) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
+// PBH's one percentile (stats/summary.ts, LoadGen's): the value at index floor(n x q) of the ascending list. The bare
+// loop's per-request figures go through the same one, so both sides are the same order statistic of their requests.
+const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.5)];
 const convertCache = path.join(root, '.cache', 'converted-onnx');
 const env = { ...process.env, USE_TF: '0', PYTHONPATH: path.join(root, 'python'), PBH_CONVERT_CACHE: convertCache };
 
@@ -81,7 +84,7 @@ function exportFolder(model) {
 function bare(model, engine, folder, promptsFile) {
   const out = execFileSync(python, [path.join(root, 'scripts', 'llm_bare_loop.py'), BARE_LOOP[engine] ?? engine, folder, promptsFile, String(MAX_NEW), String(THREADS)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const { ttft_ms: ttft, tpot_ms: tpot } = JSON.parse(out.toString().trim().split('\n').at(-1));
-  return { ttft: median(ttft), tpot: median(tpot) };
+  return { ttft: p50(ttft), tpot: p50(tpot) };
 }
 
 function tokenIds(model) {
