@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pbh_worker import WorkerError
+from pbh_worker.decoders import fed_positions
 
 KNOWN = ("input_ids", "attention_mask", "position_ids", "beam_idx")
 
@@ -51,15 +52,11 @@ class StatefulIr:
         return state
 
     def step(self, state: _Request, ids: list[int]) -> tuple[np.ndarray, _Request]:
-        n, past = len(ids), state.past
-        feeds = {"input_ids": np.asarray(ids, dtype=np.int64).reshape(1, n)}
-        if self.mask:
-            feeds["attention_mask"] = np.ones((1, past + n), dtype=np.int64)
-        if self.positions:
-            feeds["position_ids"] = np.arange(past, past + n, dtype=np.int64).reshape(1, n)
+        feeds: dict[str, np.ndarray] = {}
+        fed_positions(feeds, ids, state.past, self.mask, self.positions)
         if self.beam:
             feeds["beam_idx"] = self.beam_idx
         # share_outputs=False (the default): the logits are copied out, so they outlive the next step on this request.
         logits = state.infer.infer(feeds, share_inputs=True)["logits"]
-        state.past = past + n
+        state.past += len(ids)
         return logits.reshape(-1, logits.shape[-1]), state

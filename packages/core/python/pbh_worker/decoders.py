@@ -63,6 +63,17 @@ class PbhCacheGraph:
         return logits.reshape(-1, logits.shape[-1]), (past + len(ids), out["present_key"], out["present_value"])
 
 
+def fed_positions(feeds: dict[str, np.ndarray], ids: list[int], past: int, mask: bool, positions: bool) -> None:
+    """The Hugging Face decoder's inputs for `ids` fed after `past` positions: input_ids, and where the model takes them
+    attention_mask (every position so far) and position_ids."""
+    n = len(ids)
+    feeds["input_ids"] = np.asarray(ids, dtype=np.int64).reshape(1, n)
+    if mask:
+        feeds["attention_mask"] = np.ones((1, past + n), dtype=np.int64)
+    if positions:
+        feeds["position_ids"] = np.arange(past, past + n, dtype=np.int64).reshape(1, n)
+
+
 class KvCacheGraph:
     """The Optimum ONNX decoder layout: the cache grows by the fed tokens each step, one key and value per layer."""
 
@@ -94,11 +105,7 @@ class KvCacheGraph:
         past, cache = state
         n = len(ids)
         feeds = dict(zip(self.past_names, cache))
-        feeds["input_ids"] = np.asarray(ids, dtype=np.int64).reshape(1, n)
-        if self.mask:
-            feeds["attention_mask"] = np.ones((1, past + n), dtype=np.int64)
-        if self.positions:
-            feeds["position_ids"] = np.arange(past, past + n, dtype=np.int64).reshape(1, n)
+        fed_positions(feeds, ids, past, self.mask, self.positions)
         if self.branch:
             feeds["use_cache_branch"] = np.asarray([past > 0])
         out = self.infer(feeds)
