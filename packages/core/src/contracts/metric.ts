@@ -4,6 +4,10 @@ export interface MetricContext {
   pid: number;
   /** Reads the RSS of that process; in-process engines read process.memoryUsage, workers /proc. */
   sampleRssBytes(): Promise<number>;
+  /** Resets the kernel's peak RSS of that process to its current RSS; false where the kernel does not allow it. */
+  resetPeakRss(): Promise<boolean>;
+  /** The kernel's peak RSS of that process since the last reset, in bytes; NaN where it cannot be read. */
+  peakRssBytes(): Promise<number>;
   /** Reads user+system CPU time of that process in microseconds. */
   cpuTimeUs(): Promise<number>;
 }
