@@ -1,11 +1,15 @@
-"""optimum-intel's stateful IR as a decoder (pbh_worker.decoders): the key-value cache lives in an infer request's
-state (the IR's ReadValue/Assign pairs), not in inputs and outputs, so each request in flight holds an infer request of
-its own. A request's state takes one from a pool at start() and gives it back when that state is dropped (the
-generation loop drops a request's state when the request ends); step() advances the state in place, so a state is
-stepped once from each point, as the generation loop and the scorers do.
+"""The openvino engine's decoders (pbh_worker.decoders), fed through the binding as optimum-intel feeds OpenVINO.
 
-The inputs fed are the ones optimum-intel's export takes: input_ids, attention_mask (every position so far),
-position_ids (where the export has them) and beam_idx (0: one sequence, never reordered).
+optimum-intel's stateful IR: the key-value cache lives in an infer request's state (the IR's ReadValue/Assign pairs),
+not in inputs and outputs, so each request in flight holds an infer request of its own. A request's state takes one
+from a pool at start() and gives it back when that state is dropped (the generation loop drops a request's state when
+the request ends); step() advances the state in place, so a state is stepped once from each point, as the generation
+loop and the scorers do. The inputs fed are the ones optimum-intel's export takes: input_ids, attention_mask (every
+position so far), position_ids (where the export has them) and beam_idx (0: one sequence, never reordered).
+
+A graph whose cache is inputs and outputs (`cache_io_decoder`): its inputs change shape every step, so there is nothing
+to bind ahead, and the binding's infer(share_inputs=True) makes its tensors in C++ where the engine's C API path
+would make each one through ctypes.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from pbh_worker import WorkerError
-from pbh_worker.decoders import fed_positions
+from pbh_worker import TensorSpec, WorkerError
+from pbh_worker.decoders import KvCacheGraph, fed_positions
 
 KNOWN = ("input_ids", "attention_mask", "position_ids", "beam_idx")
 
@@ -60,3 +64,17 @@ class StatefulIr:
         logits = state.infer.infer(feeds, share_inputs=True)["logits"]
         state.past += len(ids)
         return logits.reshape(-1, logits.shape[-1]), state
+
+
+def cache_io_decoder(compiled: Any, inputs: list[TensorSpec], output_names: list[str], where: str) -> KvCacheGraph | None:
+    """A graph whose cache is inputs and outputs (an Optimum ONNX export, a stateless IR) fed as optimum-intel feeds
+    its request: inputs shared, outputs copied out (so the cache outlives the next step), one infer request for every
+    request in flight, since each request's cache travels in its own arrays. None for any other graph."""
+    if not any(spec.name == "past_key_values.0.key" for spec in inputs):
+        return None
+    request = compiled.create_infer_request()
+
+    def infer(feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return dict(zip(output_names, request.infer(feeds, share_inputs=True).to_tuple()))
+
+    return KvCacheGraph(infer, inputs, where)

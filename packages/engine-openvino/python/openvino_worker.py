@@ -42,11 +42,11 @@ import openvino.properties.hint as hints
 
 from pbh_worker import About, Engine, Layer, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.channel import dtype_name
-from pbh_worker.decoders import Decoder
+from pbh_worker.decoders import Decoder, KvCacheGraph
 from pbh_worker.sources import IR, build_home, exported_ir, recorded_source
 from pbh_worker.weights import file_names_any, ir_weight_compression, may_be_compressed, weight_compression
 import openvino_capi as capi
-from openvino_decoder import StatefulIr
+from openvino_decoder import StatefulIr, cache_io_decoder
 from openvino_precision import executed_precision, precision_hint
 
 HINTS = {"latency": hints.PerformanceMode.LATENCY, "throughput": hints.PerformanceMode.THROUGHPUT}
@@ -173,8 +173,10 @@ class OpenVINO(Engine):
         self.options: dict[str, Any] = {}
         self.precision: ov.Type | None = None
         self.profiled: ov.CompiledModel | None = None
-        # A stateful IR's decoder (its cache in each infer request's state); None for a graph run through bind.
+        # A stateful IR's decoder (its cache in each infer request's state), or a cache-as-inputs-and-outputs graph's
+        # (an Optimum ONNX export); neither for any other graph, which the generate workload runs through bind.
         self.stateful: StatefulIr | None = None
+        self.cache_io: KvCacheGraph | None = None
         # The tensors model_only bound last: the request refers to their memory until the next bind.
         self._bound: tuple[capi.Tensor, ...] = ()
 
@@ -207,6 +209,8 @@ class OpenVINO(Engine):
         compression = _compression(path, read)
         del read
         self.stateful = StatefulIr(compiled, path) if stateful else None
+        input_specs = [_spec(p, n) for p, n in zip(compiled.inputs, input_names)]
+        self.cache_io = None if stateful else cache_io_decoder(compiled, input_specs, self.output_names, path)
         self.compiled = capi.CompiledModel(compiled)
         self.inputs = [_Input.of(port) for port in compiled.inputs]
         self.position = {name: i for i, spec in enumerate(self.inputs) for name in spec.names}
@@ -221,7 +225,7 @@ class OpenVINO(Engine):
         if kv_cache:
             facts["kv_cache_precision"] = compiled.get_property(hints.kv_cache_precision).get_type_name()
         return Loaded(
-            inputs=[_spec(p, n) for p, n in zip(compiled.inputs, input_names)],
+            inputs=input_specs,
             outputs=[_spec(p, n) for p, n in zip(compiled.outputs, self.output_names)],
             precision=_with_weights(Precision(**executed_precision(self.core, compiled, self.device, model.precision)), compression, compiled, model.precision),
             threads=self._threads(compiled),
@@ -308,9 +312,9 @@ class OpenVINO(Engine):
         return self.concurrency
 
     def decoder(self) -> Decoder | None:
-        """A stateful IR's own decoder; None for a graph whose cache is inputs and outputs (the generate workload then
-        drives it through bind)."""
-        return self.stateful
+        """A stateful IR's own decoder, or an Optimum decoder's fed through the binding; None for any other graph (PBH's
+        cache graph: the generate workload then drives it through bind)."""
+        return self.stateful or self.cache_io
 
     def bind_async(self, batch):
         tensors = self._tensors(dict(batch))
@@ -388,7 +392,7 @@ class OpenVINO(Engine):
         self.request = self.session = None
         self.compiled = None
         self.profiled = None
-        self.stateful = None
+        self.stateful = self.cache_io = None
 
 
 if __name__ == "__main__":

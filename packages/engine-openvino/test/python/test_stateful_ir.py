@@ -1,5 +1,6 @@
 """optimum-intel's stateful IR as the openvino engine's decoder, in process: interleaved requests each keep their own
-cache (an infer request of their own), and every step's logits match ONNX Runtime on the model's Optimum ONNX export.
+cache (an infer request of their own), and every step's logits match ONNX Runtime on the model's Optimum ONNX export;
+that export itself, run by the engine as a decoder fed through the binding, matches ONNX Runtime too.
 
 Run by packages/engine-openvino/test/stateful-ir.test.ts with PYTHONPATH holding packages/core/python and this
 engine's python folder; LLMS names the folder of python/generate_llms.py.
@@ -71,3 +72,35 @@ def test_interleaved_requests_keep_their_own_cache(engines):
     assert interleaved == one_at_a_time
     # An infer request per request in flight, each given back when its request ended.
     assert len(decoder.free) == 3
+
+
+@pytest.fixture(scope="module")
+def optimum_export():
+    engine = OpenVINO()
+    engine.load(Model(path=os.path.join(LLMS, "llama_gqa", "onnx", "model.onnx"), batch_size=1, device="cpu", precision="fp32",
+                      options={"hint": "latency", "threads": 1}, inputs=[], work_dir=None, seed=0))
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(os.path.join(LLMS, "llama_gqa", "onnx", "model.onnx"), options, providers=["CPUExecutionProvider"])
+    outputs = [o.name for o in session.get_outputs()]
+    types = {"tensor(float)": "float32", "tensor(int64)": "int64"}
+    specs = [TensorSpec(i.name, types[i.type], list(i.shape)) for i in session.get_inputs()]
+    yield engine, KvCacheGraph(lambda feeds: dict(zip(outputs, session.run(None, feeds))), specs, "the ONNX export")
+    engine.close()
+
+
+def test_an_optimum_export_is_fed_through_the_binding_and_matches_onnx_runtime(optimum_export):
+    engine, reference = optimum_export
+    decoder = engine.decoder()
+    assert isinstance(decoder, KvCacheGraph)
+    ours, theirs = decoder.start(), reference.start()
+    fed = PROMPTS[2]
+    for _ in range(6):
+        a, ours = decoder.step(ours, fed)
+        b, theirs = reference.step(theirs, fed)
+        np.testing.assert_allclose(a, b, atol=TOLERANCE, rtol=0)
+        fed = [int(np.argmax(a[-1]))]
+    # One infer request serves every request in flight: each request's cache is its own arrays, copied out each step.
+    _, one_at_a_time, _ = generate(decoder, PROMPTS, 6, None, 1)
+    _, interleaved, _ = generate(decoder, PROMPTS, 6, [0] * len(PROMPTS), 3)
+    assert interleaved == one_at_a_time
