@@ -177,6 +177,8 @@ class OpenVINO(Engine):
         # (an Optimum ONNX export); neither for any other graph, which the generate workload runs through bind.
         self.stateful: StatefulIr | None = None
         self.cache_io: KvCacheGraph | None = None
+        # The compiled model as the binding holds it, its input specs and file: what the cache-IO decoder is made from.
+        self.binding: tuple[ov.CompiledModel, list[TensorSpec], str] | None = None
         # The tensors model_only bound last: the request refers to their memory until the next bind.
         self._bound: tuple[capi.Tensor, ...] = ()
 
@@ -210,7 +212,8 @@ class OpenVINO(Engine):
         del read
         self.stateful = StatefulIr(compiled, path) if stateful else None
         input_specs = [_spec(p, n) for p, n in zip(compiled.inputs, input_names)]
-        self.cache_io = None if stateful else cache_io_decoder(compiled, input_specs, self.output_names, path)
+        self.binding = (compiled, input_specs, path)
+        self.cache_io = None
         self.compiled = capi.CompiledModel(compiled)
         self.inputs = [_Input.of(port) for port in compiled.inputs]
         self.position = {name: i for i, spec in enumerate(self.inputs) for name in spec.names}
@@ -313,7 +316,10 @@ class OpenVINO(Engine):
 
     def decoder(self) -> Decoder | None:
         """A stateful IR's own decoder, or an Optimum decoder's fed through the binding; None for any other graph (PBH's
-        cache graph: the generate workload then drives it through bind)."""
+        cache graph: the generate workload then drives it through bind). Made at the first ask, so a graph the decoder
+        layout refuses fails the generate workload that needs it, not the load."""
+        if self.stateful is None and self.cache_io is None and self.binding is not None:
+            self.cache_io = cache_io_decoder(*self.binding[:2], self.output_names, self.binding[2])
         return self.stateful or self.cache_io
 
     def bind_async(self, batch):
@@ -392,7 +398,7 @@ class OpenVINO(Engine):
         self.request = self.session = None
         self.compiled = None
         self.profiled = None
-        self.stateful = self.cache_io = None
+        self.stateful = self.cache_io = self.binding = None
 
 
 if __name__ == "__main__":

@@ -25,19 +25,23 @@ TOLERANCE = 1e-3
 PROMPTS = [[5, 6, 7, 8, 9], [10, 11], [12, 13, 14, 15, 16, 17, 18], [3, 4, 5], [40, 41, 42, 43]]
 
 
+def onnx_runtime_reference(model: str) -> KvCacheGraph:
+    """The model's Optimum ONNX export on a plain ONNX Runtime session, one thread."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(os.path.join(LLMS, model, "onnx", "model.onnx"), options, providers=["CPUExecutionProvider"])
+    outputs = [o.name for o in session.get_outputs()]
+    types = {"tensor(float)": "float32", "tensor(int64)": "int64"}
+    specs = [TensorSpec(i.name, types[i.type], list(i.shape)) for i in session.get_inputs()]
+    return KvCacheGraph(lambda feeds: dict(zip(outputs, session.run(None, feeds))), specs, "the ONNX export")
+
+
 @pytest.fixture(scope="module", params=["qwen2", "gpt2"])
 def engines(request):
     engine = OpenVINO()
     loaded = engine.load(Model(path=os.path.join(LLMS, request.param, "openvino", "openvino_model.xml"), batch_size=1, device="cpu", precision="fp32",
                       options={"hint": "latency", "threads": 1}, inputs=[], work_dir=None, seed=0))
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(os.path.join(LLMS, request.param, "onnx", "model.onnx"), options, providers=["CPUExecutionProvider"])
-    outputs = [o.name for o in session.get_outputs()]
-    types = {"tensor(float)": "float32", "tensor(int64)": "int64"}
-    specs = [TensorSpec(i.name, types[i.type], list(i.shape)) for i in session.get_inputs()]
-    reference = KvCacheGraph(lambda feeds: dict(zip(outputs, session.run(None, feeds))), specs, "the ONNX export")
-    yield engine, reference, loaded
+    yield engine, onnx_runtime_reference(request.param), loaded
     engine.close()
 
 
@@ -50,9 +54,8 @@ def test_the_ir_runs_on_its_own_decoder_with_its_cache_in_fp32(engines):
     assert {s.name for s in loaded.inputs} >= {"input_ids", "attention_mask", "beam_idx"}
 
 
-def test_every_step_matches_onnx_runtime_on_the_export(engines):
-    engine, reference, _ = engines
-    decoder = engine.decoder()
+def assert_steps_match(decoder, reference) -> None:
+    """Six greedy steps from one prompt: every step's logits within TOLERANCE of the reference's."""
     ours, theirs = decoder.start(), reference.start()
     fed = PROMPTS[2]
     for _ in range(6):
@@ -61,6 +64,11 @@ def test_every_step_matches_onnx_runtime_on_the_export(engines):
         assert a.shape == b.shape
         np.testing.assert_allclose(a, b, atol=TOLERANCE, rtol=0)
         fed = [int(np.argmax(a[-1]))]
+
+
+def test_every_step_matches_onnx_runtime_on_the_export(engines):
+    engine, reference, _ = engines
+    assert_steps_match(engine.decoder(), reference)
 
 
 def test_interleaved_requests_keep_their_own_cache(engines):
@@ -79,13 +87,7 @@ def optimum_export():
     engine = OpenVINO()
     engine.load(Model(path=os.path.join(LLMS, "llama_gqa", "onnx", "model.onnx"), batch_size=1, device="cpu", precision="fp32",
                       options={"hint": "latency", "threads": 1}, inputs=[], work_dir=None, seed=0))
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(os.path.join(LLMS, "llama_gqa", "onnx", "model.onnx"), options, providers=["CPUExecutionProvider"])
-    outputs = [o.name for o in session.get_outputs()]
-    types = {"tensor(float)": "float32", "tensor(int64)": "int64"}
-    specs = [TensorSpec(i.name, types[i.type], list(i.shape)) for i in session.get_inputs()]
-    yield engine, KvCacheGraph(lambda feeds: dict(zip(outputs, session.run(None, feeds))), specs, "the ONNX export")
+    yield engine, onnx_runtime_reference("llama_gqa")
     engine.close()
 
 
@@ -93,13 +95,7 @@ def test_an_optimum_export_is_fed_through_the_binding_and_matches_onnx_runtime(o
     engine, reference = optimum_export
     decoder = engine.decoder()
     assert isinstance(decoder, KvCacheGraph)
-    ours, theirs = decoder.start(), reference.start()
-    fed = PROMPTS[2]
-    for _ in range(6):
-        a, ours = decoder.step(ours, fed)
-        b, theirs = reference.step(theirs, fed)
-        np.testing.assert_allclose(a, b, atol=TOLERANCE, rtol=0)
-        fed = [int(np.argmax(a[-1]))]
+    assert_steps_match(decoder, reference)
     # One infer request serves every request in flight: each request's cache is its own arrays, copied out each step.
     _, one_at_a_time, _ = generate(decoder, PROMPTS, 6, None, 1)
     _, interleaved, _ = generate(decoder, PROMPTS, 6, [0] * len(PROMPTS), 3)
