@@ -128,13 +128,15 @@ for (const model of MODELS) {
     // lands on decides a median of runs; interference only adds time, so the fastest run reads each loop's own cost
     // (Chen and Revels, "Robust benchmarking in noisy environments", 2016). The paired median is printed beside it.
     const best = (xs, k) => Math.min(...xs.map((x) => x[k]));
-    const paired = (k) => median(pbhFigures.map((p, r) => p[k] / bareFigures[r][k]));
+    const perRound = (k) => pbhFigures.map((p, r) => p[k] / bareFigures[r][k]);
+    const paired = (k) => median(perRound(k));
     const row = { model, engine, pbh_ttft: best(pbhFigures, 'ttft'), bare_ttft: best(bareFigures, 'ttft'), pbh_tpot: best(pbhFigures, 'tpot'), bare_tpot: best(bareFigures, 'tpot') };
     row.ttft_ratio = row.pbh_ttft / row.bare_ttft;
     row.tpot_ratio = row.pbh_tpot / row.bare_tpot;
     row.ttft_paired = paired('ttft');
     row.tpot_paired = paired('tpot');
-    console.error(`${model} ${engine}: per round, PBH / bare TTFT ${pbhFigures.map((p, r) => (p.ttft / bareFigures[r].ttft).toFixed(3)).join(' ')}; TPOT ${pbhFigures.map((p, r) => (p.tpot / bareFigures[r].tpot).toFixed(3)).join(' ')}`);
+    const shown = (k) => perRound(k).map((x) => x.toFixed(3)).join(' ');
+    console.error(`${model} ${engine}: per round, PBH / bare TTFT ${shown('ttft')}; TPOT ${shown('tpot')}`);
     row.within = Math.abs(row.ttft_ratio - 1) <= TOLERANCE_SHARE && Math.abs(row.tpot_ratio - 1) <= TOLERANCE_SHARE;
     rows.push(row);
   }
