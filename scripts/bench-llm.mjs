@@ -17,6 +17,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { percentile } from '../packages/core/dist/stats/summary.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const python = path.join(root, '.venv', 'bin', 'python');
@@ -46,9 +47,8 @@ if (unknown.length) {
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'pbh-bench-llm-'));
 const median = (xs) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1];
-// PBH's one percentile (stats/summary.ts, LoadGen's): the value at index floor(n x q) of the ascending list. The bare
-// loop's per-request figures go through the same one, so both sides are the same order statistic of their requests.
-const p50 = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.5)];
+// The bare loop's per-request figures go through PBH's one percentile, so both sides are the same order statistic.
+const p50 = (xs) => percentile([...xs].sort((a, b) => a - b), 0.5);
 const convertCache = path.join(root, '.cache', 'converted-onnx');
 const env = { ...process.env, USE_TF: '0', PYTHONPATH: path.join(root, 'python'), PBH_CONVERT_CACHE: convertCache };
 

@@ -42,7 +42,7 @@ import openvino.properties.hint as hints
 
 from pbh_worker import About, Engine, Layer, Loaded, Model, Precision, TensorSpec, WorkerError, serve
 from pbh_worker.channel import dtype_name
-from pbh_worker.decoders import Decoder, KvCacheGraph
+from pbh_worker.decoders import Decoder
 from pbh_worker.sources import IR, build_home, exported_ir, recorded_source
 from pbh_worker.weights import file_names_any, ir_weight_compression, may_be_compressed, weight_compression
 import openvino_capi as capi
@@ -173,10 +173,8 @@ class OpenVINO(Engine):
         self.options: dict[str, Any] = {}
         self.precision: ov.Type | None = None
         self.profiled: ov.CompiledModel | None = None
-        # A stateful IR's decoder (its cache in each infer request's state), or a cache-as-inputs-and-outputs graph's
-        # (an Optimum ONNX export); neither for any other graph, which the generate workload runs through bind.
+        # A stateful IR's decoder (its cache in each infer request's state); any other graph's is made when asked.
         self.stateful: StatefulIr | None = None
-        self.cache_io: KvCacheGraph | None = None
         # The compiled model as the binding holds it, its input specs and file: what the cache-IO decoder is made from.
         self.binding: tuple[ov.CompiledModel, list[TensorSpec], str] | None = None
         # The tensors model_only bound last: the request refers to their memory until the next bind.
@@ -213,7 +211,6 @@ class OpenVINO(Engine):
         self.stateful = StatefulIr(compiled, path) if stateful else None
         input_specs = [_spec(p, n) for p, n in zip(compiled.inputs, input_names)]
         self.binding = (compiled, input_specs, path)
-        self.cache_io = None
         self.compiled = capi.CompiledModel(compiled)
         self.inputs = [_Input.of(port) for port in compiled.inputs]
         self.position = {name: i for i, spec in enumerate(self.inputs) for name in spec.names}
@@ -316,11 +313,12 @@ class OpenVINO(Engine):
 
     def decoder(self) -> Decoder | None:
         """A stateful IR's own decoder, or an Optimum decoder's fed through the binding; None for any other graph (PBH's
-        cache graph: the generate workload then drives it through bind). Made at the first ask, so a graph the decoder
-        layout refuses fails the generate workload that needs it, not the load."""
-        if self.stateful is None and self.cache_io is None and self.binding is not None:
-            self.cache_io = cache_io_decoder(*self.binding[:2], self.output_names, self.binding[2])
-        return self.stateful or self.cache_io
+        cache graph: the generate workload then drives it through bind). Made when asked (the worker asks once a load), so a
+        graph the decoder layout refuses fails the generate workload that needs it, not the load."""
+        if self.stateful is not None or self.binding is None:
+            return self.stateful
+        compiled, inputs, path = self.binding
+        return cache_io_decoder(compiled, inputs, self.output_names, path)
 
     def bind_async(self, batch):
         tensors = self._tensors(dict(batch))
@@ -398,7 +396,7 @@ class OpenVINO(Engine):
         self.request = self.session = None
         self.compiled = None
         self.profiled = None
-        self.stateful = self.cache_io = self.binding = None
+        self.stateful = self.binding = None
 
 
 if __name__ == "__main__":
