@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/llm_bare_loop.py ENGINE FOLDER PROMPTS.json MAX_NEW THREADS
 
-ENGINE is transformers (model.generate with a streamer, on the Hugging Face FOLDER), transformers-steps (the model's
+ENGINE is transformers (model.generate with a streamer and a greedy GenerationConfig made once, on the Hugging Face FOLDER), transformers-steps (the model's
 forward per step with a DynamicCache, the token picked by argmax: what the transformers engine times), onnxruntime or
 openvino-onnx (an InferenceSession or a compiled model on FOLDER/model.onnx, an Optimum export, fed by hand: neither
 runtime has a generate of its own for it), openvino (optimum-intel's stateful IR in FOLDER, fed by hand, its cache in
@@ -45,15 +45,26 @@ def figures(start: int, times: list[int]) -> tuple[float, float]:
     return (times[0] - start) / 1e6, (times[-1] - times[0]) / max(1, len(times) - 1) / 1e6
 
 
-def hf_generate(model, prompts, max_new, torch):
+def hf_generate(model, prompts, max_new, torch, greedy):
     out = []
     for ids in prompts:
         stamps = Stamps()
         x = torch.tensor([ids])
         start = ns()
-        model.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=max_new, min_new_tokens=max_new, do_sample=False, streamer=stamps, pad_token_id=0)
+        model.generate(x, attention_mask=torch.ones_like(x), generation_config=greedy, max_new_tokens=max_new, min_new_tokens=max_new, streamer=stamps)
         out.append(figures(start, stamps.times))
     return out
+
+
+def greedy_config(model):
+    """Greedy decoding as a GenerationConfig made once, as the transformers engine makes it: keyword arguments alone make
+    generate merge them into the model's own config on every call, 4-10% of a small model's TTFT (docs/measurements.md)."""
+    from transformers import GenerationConfig
+
+    config = model.config
+    eos = config.eos_token_id[0] if isinstance(config.eos_token_id, list) else config.eos_token_id
+    pad = config.pad_token_id if config.pad_token_id is not None else eos if eos is not None else 0
+    return GenerationConfig(do_sample=False, num_beams=1, pad_token_id=pad, eos_token_id=eos)
 
 
 def hand_fed(run, names: list[str], kv_shape: tuple[int, int], prompts, max_new, np):
@@ -91,8 +102,9 @@ def main() -> None:
         torch.set_num_threads(threads)
         model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True).eval()
         with torch.inference_mode():
-            hf_generate(model, prompts[:1], max_new, torch)  # warmup
-            rows = hf_generate(model, prompts, max_new, torch)
+            greedy = greedy_config(model)
+            hf_generate(model, prompts[:1], max_new, torch, greedy)  # warmup
+            rows = hf_generate(model, prompts, max_new, torch, greedy)
     elif engine == "transformers-steps":
         import torch
         from transformers import AutoModelForCausalLM, DynamicCache
