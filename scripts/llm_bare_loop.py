@@ -2,8 +2,9 @@
 
     .venv/bin/python scripts/llm_bare_loop.py ENGINE FOLDER PROMPTS.json MAX_NEW THREADS
 
-ENGINE is transformers (model.generate with a streamer and a greedy GenerationConfig made once, on the Hugging Face FOLDER), transformers-steps (the model's
-forward per step with a DynamicCache, the token picked by argmax: what the transformers engine times), onnxruntime or
+ENGINE is transformers (model.generate with a streamer and a greedy GenerationConfig made once, on the Hugging Face
+FOLDER), transformers-steps (the model's forward per step with a DynamicCache, the token picked by argmax: what the
+transformers engine times), onnxruntime or
 openvino-onnx (an InferenceSession or a compiled model on FOLDER/model.onnx, an Optimum export, fed by hand: neither
 runtime has a generate of its own for it), openvino (optimum-intel's stateful IR in FOLDER, fed by hand, its cache in
 the request's state), onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER), openvino-genai (a ContinuousBatchingPipeline on the IR FOLDER, one
