@@ -4,14 +4,14 @@
 
 ENGINE is transformers (model.generate with a streamer and a greedy GenerationConfig made once, on the Hugging Face
 FOLDER), transformers-steps (the model's forward per step with a DynamicCache, the token picked by argmax: what the
-transformers engine times), onnxruntime or
-openvino-onnx (an InferenceSession or a compiled model on FOLDER/model.onnx, an Optimum export, fed by hand: neither
-runtime has a generate of its own for it), openvino (optimum-intel's stateful IR in FOLDER, fed by hand, its cache in
-the request's state), onnxruntime-genai (its generate_next_token loop on a GenAI FOLDER), openvino-genai (a ContinuousBatchingPipeline on the IR FOLDER, one
-request at a time: add_request, step, each handle's tokens read after the step that made them), or llama-cpp
-(llama-cpp-python's Llama.generate, greedy, on the GGUF file FOLDER). One untimed request warms each up. PROMPTS.json
-holds the token ids PBH fed. Prints {"ttft_ms": [...], "tpot_ms": [...]} per request: TTFT from the call to the first
-new token, TPOT the mean gap of the rest, as PBH reports them.
+transformers engine times), onnxruntime or openvino-onnx (an InferenceSession or a compiled model on FOLDER/model.onnx,
+an Optimum export, fed by hand: neither runtime has a generate of its own for it), openvino (optimum-intel's stateful
+IR in FOLDER, fed by hand, its cache in the request's state), onnxruntime-genai (its generate_next_token loop on a
+GenAI FOLDER), openvino-genai (a ContinuousBatchingPipeline on the IR FOLDER, one request at a time: add_request, step,
+each handle's tokens read after the step that made them), or llama-cpp (llama-cpp-python's Llama.generate, greedy, on
+the GGUF file FOLDER). One untimed request warms each up. PROMPTS.json holds the token ids PBH fed. Prints {"ttft_ms":
+[...], "tpot_ms": [...]} per request: TTFT from the call to the first new token, TPOT the mean gap of the rest, as PBH
+reports them.
 """
 
 from __future__ import annotations
