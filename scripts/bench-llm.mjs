@@ -11,7 +11,8 @@
 // Needs `npm run build`, the venv with torch and the LLM packages (npx pbh doctor --fix --engine pytorch --engine llm,
 // and --engine llama-cpp for llama-cpp)
 // and the LLMs of python/generate_llms.py (built here when missing). Knobs: MODELS (llama_gqa,gpt2,qwen2,phi3), ENGINES, THREADS (1),
-// ROUNDS (3), MAX_NEW (32), PROMPTS (8).
+// ROUNDS (3), MAX_NEW (32), PROMPTS (8), AA (1: the bare loop on both sides, in the same alternation: the bench's own spread
+// across processes, an A/A control for the 3% target).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -29,6 +30,7 @@ const THREADS = Number(process.env.THREADS ?? 1);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const MAX_NEW = Number(process.env.MAX_NEW ?? 32);
 const PROMPTS = Number(process.env.PROMPTS ?? 8);
+const AA = process.env.AA === '1';
 // Target: PBH's figure within 3% of the bare loop's.
 const TOLERANCE_SHARE = 0.03;
 const THREAD_OPTION = { onnxruntime: 'intraOpNumThreads', openvino: 'threads', 'openvino-onnx': 'threads', transformers: 'threads', 'transformers-generate': 'threads', 'onnxruntime-genai': 'threads', 'openvino-genai': 'threads', 'llama-cpp': 'threads' };
@@ -109,10 +111,12 @@ for (const model of MODELS) {
     let folder = null;
     try {
       const runPbh = (r) => {
+        if (AA && folder) return void pbhFigures.push(bare(model, engine, folder, promptsFile));
         const row = pbhRun(model, engine, r);
         const facts = () => JSON.parse(row.engine_facts);
         folder ??= engine.startsWith('transformers') ? path.join(llms, model, 'hf') : ['onnxruntime-genai', 'openvino-genai', 'openvino'].includes(engine) ? facts().folder : engine === 'llama-cpp' ? facts().gguf : engine === 'openvino-onnx' ? path.join(llms, model, 'onnx') : exportFolder(model);
-        pbhFigures.push({ ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms });
+        // With AA, round 0's PBH run only finds the folder; the bare loop takes its place.
+        pbhFigures.push(AA ? bare(model, engine, folder, promptsFile) : { ttft: row.ttft_p50_ms, tpot: row.tpot_p50_ms });
       };
       // Even rounds run PBH first (round 0 also finds the folder the bare loop reads), odd rounds the bare loop.
       for (let r = 0; r < ROUNDS; r++) {
@@ -143,6 +147,7 @@ for (const model of MODELS) {
 }
 
 const fmt = (x) => (typeof x === 'number' ? x.toFixed(3) : String(x ?? ''));
+if (AA) console.log('AA: both sides are the bare loop; "pbh" reads the side in PBH\'s place');
 console.log(`threads ${THREADS}, ${PROMPTS} prompts, ${MAX_NEW} new tokens, ${ROUNDS} rounds; ms, each side's best run's p50; ratio = PBH / bare, paired = median of per-round ratios (target: ratio within ${TOLERANCE_SHARE * 100}%)`);
 console.log(['model', 'engine', 'TTFT pbh', 'TTFT bare', 'ratio', 'paired', 'TPOT pbh', 'TPOT bare', 'ratio', 'paired', 'within'].join('\t'));
 for (const r of rows) {
