@@ -85,14 +85,14 @@ describe('openai engine: OpenAI-compatible endpoints started on loopback', () =>
       { name: 'openai', label: 'echo-poisson', options: { ...base, endpoint: 'chat' }, scenario: { kind: 'server', target_qps: 50 } },
       // A limit no client meets: every request goes some ns after its arrival.
       { name: 'openai', label: 'echo-strict', options: { ...base, late_ms: 1e-6 }, scenario: { kind: 'server', target_qps: 50 } },
-      // A concurrency sweep: one entry per value, all requests due at once.
-      { name: 'openai', label: 'echo-c2', options: base, scenario: { kind: 'server', target_qps: 1e6, max_concurrency: 2 } },
+      // A concurrency sweep written as one entry: a Profile per cap, all requests due at once.
+      { name: 'openai', label: 'echo', options: base, scenario: 'server', sweep: { max_concurrency: [1, 2] } },
       { name: 'openai', label: 'echo-capacity', options: base, scenario: { kind: 'server', target_qps: 50, find_peak: true } },
     ]));
     const r = await pbh(['run', file, '--db', db], { timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);
     const by = new Map((await rows(db)).map((row) => [row.engine, row]));
-    for (const engine of ['echo-single', 'echo-poisson', 'echo-strict', 'echo-c2', 'echo-capacity']) {
+    for (const engine of ['echo-single', 'echo-poisson', 'echo-strict', 'echo 1 in flight', 'echo 2 in flight', 'echo-capacity']) {
       const row = by.get(engine)!;
       expect(row, engine).toMatchObject({ status: 'ok' });
       const g = JSON.parse(row.generation!);
@@ -123,7 +123,7 @@ describe('openai engine: OpenAI-compatible endpoints started on loopback', () =>
     const valid = points.filter((p) => p.validity === 'VALID').map((p) => p.target_qps);
     expect(found.rate_rps).toBe(valid.length ? Math.max(...valid) : null);
     for (const p of points) expect(p.reasons.length === 0).toBe(p.validity === 'VALID');
-    expect(JSON.parse(by.get('echo-c2')!.generation!)).toMatchObject({ scenario: 'server', concurrency: 2 });
+    for (const cap of [1, 2]) expect(JSON.parse(by.get(`echo ${cap} in flight`)!.generation!)).toMatchObject({ scenario: 'server', concurrency: cap, request_rate: 1e6 });
     expect(JSON.parse(by.get('echo-poisson')!.generation!)).toMatchObject({ scenario: 'server', request_rate: 50, concurrency: 4 });
   }, 320_000);
 

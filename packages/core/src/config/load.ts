@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ExperimentSchema, type Experiment } from './schema.js';
 import { didYouMean, keysAtPath } from './suggest.js';
+import { expandSweeps, SweepError } from './sweeps.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -55,13 +56,15 @@ export function parseExperiment(text: string, file: string): LoadedExperiment {
   }
   const parsed = ExperimentSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(file, describeIssues(parsed.error.issues));
+  let experiment: Experiment;
   try {
-    expandCells(parsed.data);
+    experiment = expandSweeps(parsed.data);
+    expandCells(experiment);
   } catch (e) {
-    if (e instanceof DuplicateCellError) throw new ConfigError(file, [e.message]);
+    if (e instanceof DuplicateCellError || e instanceof SweepError) throw new ConfigError(file, [e.message]);
     throw e;
   }
-  return { file, dir: path.dirname(path.resolve(file)), experiment: parsed.data, raw: raw as Record<string, unknown> };
+  return { file, dir: path.dirname(path.resolve(file)), experiment, raw: raw as Record<string, unknown> };
 }
 
 export async function loadExperiment(file: string): Promise<LoadedExperiment> {

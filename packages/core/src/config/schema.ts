@@ -162,6 +162,8 @@ export const GenerateSchema = z.strictObject({
 });
 export type GenerateConfig = z.infer<typeof GenerateSchema>;
 
+const distinct = (values: readonly number[]): boolean => new Set(values).size === values.length;
+
 export const EngineEntrySchema = z.strictObject({
   name: z.string().min(1),
   device: z.string().default('cpu'),
@@ -170,6 +172,13 @@ export const EngineEntrySchema = z.strictObject({
   label: z.string().optional().describe('distinguishes two entries of one engine with different options'),
   process: z.enum(['worker', 'harness']).optional().describe("where the model runs: in a worker process or in the harness's own (unset: the engine's default, a worker where it has one)"),
   scenario: ScenarioSchema.optional().describe('overrides the top-level scenario for this engine entry'),
+  sweep: z
+    .strictObject({
+      target_qps: z.array(z.number().positive().max(1e7)).min(1).refine(distinct, 'list each rate once').optional().describe('a rate sweep: one Profile per Poisson rate, labelled "<label> <rate> req/s"'),
+      max_concurrency: z.array(Positive).min(1).refine(distinct, 'list each cap once').optional().describe('a concurrency sweep: one Profile per cap on requests in flight, labelled "<label> <n> in flight"; with no rate set, every request is due at once'),
+    })
+    .optional()
+    .describe("a server's load swept in one entry: it becomes one entry per point (every rate by every cap), each a Profile of the same group (config/sweeps.ts)"),
 });
 export type EngineEntry = z.infer<typeof EngineEntrySchema>;
 
