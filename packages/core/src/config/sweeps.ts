@@ -1,6 +1,6 @@
 import type { EngineEntry, Experiment, ScenarioConfig } from './schema.js';
 
-/** Every request due at once: the concurrency cap alone sets the load (the site reads rates this high the same way). */
+/** Every request due at once: the concurrency cap alone sets the load (the site labels rates from 1e5 up as such). */
 export const ALL_AT_ONCE_QPS = 1e6;
 
 /** Why an engine entry's `sweep` cannot be expanded, with the entry's place in the config. */
