@@ -205,6 +205,7 @@ export const RoundsSchema = z.strictObject({
   max_sessions: Positive.max(10_000).default(30).describe('the most sessions a contender runs, whatever its interval'),
   replicas: Positive.max(8).default(1).describe('prepared copies of each stream contender (its own worker process, or its own session in the harness), sessions alternating among them: a copy\'s own luck (process, memory placement) averages out instead of deciding a run (Kalibera and Jones 2013)'),
   settle_ms: NonNegative.max(10_000).default(20).describe('idle ms before a session that follows another contender\'s, or another copy\'s of the same contender (rounds.replicas): the last one\'s thread pools stop spinning (ONNX Runtime, TVM, TBB) before the next is timed; 0: back to back'),
+  settle_max_ms: NonNegative.max(10_000).default(500).describe('after settle_ms, wait up to this many ms more until the group\'s resident processes are quiet (under a quarter of a core over 10 ms): a pool that spins long after its session (TVM\'s workers yield 300,000 times before sleeping) would take a core from the contender timed next; 0: settle_ms alone'),
   max_resident: Positive.max(64).default(8).describe('the most contenders prepared and resident at once; a larger group runs in banks of this size'),
   min_free_memory_mb: NonNegative.default(1024).describe('no further contender is prepared into a bank once free memory is below this; the rest form the next bank'),
 });

@@ -231,6 +231,10 @@ export const RoundsSchema = z.object({
   budget_s: z.number(),
   /** Timed session seconds this contender spent. */
   spent_s: z.number(),
+  /** Per session: ms idle before it beyond settle_ms, until the group's resident processes were quiet (rounds.settle_max_ms). */
+  settle_wait_ms: z.array(z.number()).default([]),
+  /** Sessions that began with the resident processes still busy when settle_max_ms ran out. */
+  settle_busy: z.number().int().default(0),
   /** Level shifts in the per-session throughput (python/changepoints, ruptures PELT); null when detection could not run. */
   level_shifts: z
     .array(z.object({ session: z.number().int(), before: z.number(), after: z.number(), ratio: z.number() }))

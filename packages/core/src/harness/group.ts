@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Profile, Rounds } from '../contracts/profile.js';
 import type { Cell } from '../config/keys.js';
 import { detectBreaks, MIN_SEGMENT } from '../history/detect.js';
@@ -7,7 +8,9 @@ import { contenderSession, finishContender, stageContender, type Contender } fro
 import type { SweepContext } from './context.js';
 import type { Deadline } from './deadline.js';
 import { leadOf, pairsOf } from './paired.js';
-import { runRounds, type RoundMember } from './rounds.js';
+import { runRounds, type RoundMember, type Settle } from './rounds.js';
+import type { RoundsConfig } from '../config/schema.js';
+import { QUIET_WINDOW_MS, waitQuiet } from '../system/quiet.js';
 
 /** What the sweep lends a group: each cell's deadline, a guard around every call (the watchdog), and whether to stop. */
 export interface GroupHooks {
@@ -65,7 +68,24 @@ async function levelShifts(ctx: SweepContext, series: readonly number[][]): Prom
   return out;
 }
 
-function formedText(bank: readonly Contender[], index: number, more: string | null, interleave: boolean, settleMs: number): string {
+/**
+ * settle_ms idle, its last QUIET_WINDOW_MS the first look at whether the bank's processes (every prepared copy's,
+ * PBH's own where a runtime runs in it) are quiet; then up to settle_max_ms more until they are.
+ */
+function quietSettle(cfg: RoundsConfig, bank: readonly Contender[]): Settle {
+  return async () => {
+    if (cfg.settle_max_ms === 0) {
+      await sleep(cfg.settle_ms);
+      return { waitedMs: 0, quiet: true };
+    }
+    const pids = [...new Set(bank.flatMap((c) => [c.prepared, ...c.replicas].flatMap((m) => (m ? [m.runsIn.pid] : []))))];
+    await sleep(Math.max(0, cfg.settle_ms - QUIET_WINDOW_MS));
+    const waited = await waitQuiet(pids, cfg.settle_max_ms + QUIET_WINDOW_MS);
+    return { waitedMs: Math.max(0, waited.waitedMs - Math.min(cfg.settle_ms, QUIET_WINDOW_MS)), quiet: waited.quiet };
+  };
+}
+
+function formedText(bank: readonly Contender[], index: number, more: string | null, interleave: boolean, cfg: RoundsConfig): string {
   const first = bank[0]!;
   const what = `${first.cell.model.name} batch ${first.cell.batchSize}`;
   if (first.profile.workload.scenario === 'server' || first.profile.workload.scenario === 'offline') {
@@ -73,7 +93,8 @@ function formedText(bank: readonly Contender[], index: number, more: string | nu
   }
   if (bank.length === 1) return interleave ? `alone: the only ${what} cell this run measured` : 'alone: rounds.interleave is false';
   const banks = index > 0 || more ? `; bank ${index + 1} (${more ?? 'the rest of the group'})` : '';
-  return `${bank.length} contenders for ${what} prepared and resident together, one session each a round in a seeded random order, ${settleMs} ms idle whenever the next session runs on another contender or on another copy of one${banks}`;
+  const quiet = cfg.settle_max_ms > 0 ? `, then up to ${cfg.settle_max_ms} ms more until the resident processes are quiet` : '';
+  return `${bank.length} contenders for ${what} prepared and resident together, one session each a round in a seeded random order, ${cfg.settle_ms} ms idle whenever the next session runs on another contender or on another copy of one${quiet}${banks}`;
 }
 
 /**
@@ -115,7 +136,14 @@ export async function runGroup(ctx: SweepContext, cells: readonly Cell[], hooks:
         secondsLeft: () => (c.deadline.endsAtMs - Date.now()) / 1000 - FINISH_RESERVE * exp.timeout_s,
       };
     });
-    const outcome = await runRounds(members, exp.sessions, cfg, seed, (r) => ctx.onProgress?.({ kind: 'phase', phase: `round ${r + 1} of ${members.length} contender${members.length > 1 ? 's' : ''}` }));
+    const outcome = await runRounds(
+      members,
+      exp.sessions,
+      cfg,
+      seed,
+      (r) => ctx.onProgress?.({ kind: 'phase', phase: `round ${r + 1} of ${members.length} contender${members.length > 1 ? 's' : ''}` }),
+      quietSettle(cfg, bank),
+    );
     const replicas = streams.map((c) => c.perf?.stream?.replicas ?? 1);
     const detecting = levelShifts(ctx, streams.map((c) => (c.done ? [] : c.perf!.stream!.sessions.map((x) => x.throughput_sps))));
     for (const c of bank) {
@@ -132,7 +160,7 @@ export async function runGroup(ctx: SweepContext, cells: readonly Cell[], hooks:
       const shift = shifts[i];
       p.rounds = {
         contenders,
-        formed: formedText(cfg.interleave ? bank : [c], bankIndex, more, cfg.interleave, cfg.settle_ms) + (replicas[i]! > 1 ? `; each contender in ${replicas[i]} prepared copies, its sessions alternating among them` : ''),
+        formed: formedText(cfg.interleave ? bank : [c], bankIndex, more, cfg.interleave, cfg) + (replicas[i]! > 1 ? `; each contender in ${replicas[i]} prepared copies, its sessions alternating among them` : ''),
         replicas: replicas[i]!,
         seed,
         orders: outcome.orders,
@@ -141,6 +169,8 @@ export async function runGroup(ctx: SweepContext, cells: readonly Cell[], hooks:
         ci_half_width: outcome.ciHalfWidth[i]!,
         budget_s: cfg.budget_s,
         spent_s: outcome.spentS[i]!,
+        settle_wait_ms: outcome.settleWaitMs[i]!,
+        settle_busy: outcome.settleBusy[i]!,
         level_shifts: shift?.shifts ?? null,
         level_shifts_note: shift?.note ?? null,
         pairs,

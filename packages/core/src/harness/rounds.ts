@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RoundsConfig } from '../config/schema.js';
 import type { Rounds, SessionResult } from '../contracts/profile.js';
 import { summarize } from '../stats/summary.js';
+import type { QuietWait } from '../system/quiet.js';
 
 /**
  * Randomized multiple interleaved trials (Abedi and Brecht, ICPE 2017; asv's --interleave-processes): the contenders
@@ -53,9 +54,16 @@ export interface RoundMember {
   secondsLeft(): number;
 }
 
+/** The pause before a session that follows another copy's: settle_ms idle, and (group.ts) a wait for quiet. */
+export type Settle = () => Promise<QuietWait>;
+
 export interface RoundsOutcome {
   /** Each round's order, indices into the members. */
   orders: number[][];
+  /** Per member, per session: ms idle before it beyond settle_ms, waiting for the resident processes to go quiet. */
+  settleWaitMs: number[][];
+  /** Per member: sessions that began with the resident processes still busy at settle_max_ms. */
+  settleBusy: number[];
   /** Per member: why its rounds ended, and its interval then. */
   stopped: Rounds['stopped'][];
   ciHalfWidth: (number | null)[];
@@ -70,9 +78,18 @@ const spent = (sessions: readonly SessionResult[]): number => sessions.reduce((a
  * session, in a fresh random order; one that is done sits the later rounds out, so paired ratios use the rounds both
  * ran (the first ones, index for index) and the group costs what its noisiest contender needs, not that times all.
  */
-export async function runRounds(members: readonly RoundMember[], minSessions: number, cfg: RoundsConfig, seed: number, onRound?: (round: number) => void): Promise<RoundsOutcome> {
+export async function runRounds(
+  members: readonly RoundMember[],
+  minSessions: number,
+  cfg: RoundsConfig,
+  seed: number,
+  onRound?: (round: number) => void,
+  settle: Settle = () => sleep(cfg.settle_ms).then(() => ({ waitedMs: 0, quiet: true })),
+): Promise<RoundsOutcome> {
   const random = seededRandom(seed);
   const orders: number[][] = [];
+  const settleWaitMs: number[][] = members.map(() => []);
+  const settleBusy = members.map(() => 0);
   let last: string | undefined;
   const wants = (m: RoundMember): boolean => {
     const n = m.sessions().length;
@@ -90,10 +107,12 @@ export async function runRounds(members: readonly RoundMember[], minSessions: nu
     const order = shuffled(active, random);
     orders.push(order);
     for (const i of order) {
-      // The thread pools of the copy that ran last may still spin on the cores for a few ms after its session: let
-      // them sleep before another copy (another contender's, or this one's next replica) is timed (docs/measurements.md).
+      // The thread pools of the copy that ran last may still spin on the cores after its session: let them sleep
+      // before another copy (another contender's, or this one's next replica) is timed (docs/measurements.md).
       const runner = `${i}/${members[i]!.copy?.() ?? 0}`;
-      if (last !== undefined && last !== runner && cfg.settle_ms > 0) await sleep(cfg.settle_ms);
+      const waited = last !== undefined && last !== runner && cfg.settle_ms > 0 ? await settle() : { waitedMs: 0, quiet: true };
+      settleWaitMs[i]!.push(Math.round(waited.waitedMs * 10) / 10);
+      if (!waited.quiet) settleBusy[i]!++;
       last = runner;
       await members[i]!.session();
     }
@@ -105,5 +124,5 @@ export async function runRounds(members: readonly RoundMember[], minSessions: nu
     if (m.sessions().length >= cfg.max_sessions) return 'max_sessions';
     return 'budget';
   });
-  return { orders, stopped, ciHalfWidth: members.map((m) => ciHalfWidth(m.sessions())), spentS: members.map((m) => spent(m.sessions())) };
+  return { orders, settleWaitMs, settleBusy, stopped, ciHalfWidth: members.map((m) => ciHalfWidth(m.sessions())), spentS: members.map((m) => spent(m.sessions())) };
 }

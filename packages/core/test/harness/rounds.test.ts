@@ -41,6 +41,18 @@ describe('runRounds settle', () => {
     for (const [i, s] of log.entries()) if (i > 0) expect(s.start - log[i - 1]!.end).toBeGreaterThanOrEqual(29);
   });
 
+  it('records each session\'s wait for quiet beyond settle_ms, and the sessions that began still busy', async () => {
+    const log: { name: string; start: number; end: number }[] = [];
+    let calls = 0;
+    const settle = async () => ({ waitedMs: 12.5, quiet: ++calls % 2 === 1 });
+    const outcome = await runRounds([member('a', log), member('b', log)], 3, RoundsSchema.parse({ settle_ms: 5 }), 7, undefined, settle);
+    const waits = outcome.settleWaitMs.flat();
+    expect(waits).toHaveLength(6);
+    // The first session follows nothing; every later one follows the other contender's or sits after its own.
+    expect(waits.filter((w) => w === 12.5)).toHaveLength(calls);
+    expect(outcome.settleBusy[0]! + outcome.settleBusy[1]!).toBe(Math.floor(calls / 2));
+  });
+
   it('runs sessions back to back with settle_ms 0', async () => {
     const log: { name: string; start: number; end: number }[] = [];
     const outcome = await runRounds([member('a', log), member('b', log)], 2, RoundsSchema.parse({ settle_ms: 0 }), 7);
