@@ -26,7 +26,10 @@ describe('interleaved rounds', () => {
     for (const p of profiles) expect(ProfileSchema.safeParse(p).success, p.error ?? '').toBe(true);
     const r = by('a').rounds!;
     expect(r.contenders).toHaveLength(3);
-    expect(r.formed).toMatch(/3 contenders .* resident together/);
+    expect(r.formed).toMatch(/3 contenders .* resident together.*until the resident processes are quiet/);
+    // One wait for quiet per session (0 where it followed nothing or its own copy), none of them cut short here.
+    for (const p of profiles) expect(p.rounds!.settle_wait_ms).toHaveLength(p.sessions.length);
+    expect(r.settle_busy).toBe(0);
     // Constant service times: a zero-width interval after the config's three sessions.
     expect(r.stopped).toBe('interval');
     expect(r.orders).toHaveLength(3);
