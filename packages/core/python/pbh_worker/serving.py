@@ -22,6 +22,10 @@ from .errors import WorkerError
 # asyncio's timers wake up to a millisecond late (epoll's resolution): the last stretch before an arrival yields
 # to the loop instead of sleeping, so other requests' chunks are still read while it waits.
 _SPIN_NS = 2_000_000
+# Linux lets a poll or epoll wait run 0.1% past its timeout (fs/select.c, select_estimate_accuracy): one sleep of
+# 2 s woke up to 3 ms late, past the spin, and made slow Poisson rates INVALID for the client's lateness. Sleeps
+# of at most 100 ms keep that slack under 0.1 ms (docs/measurements.md).
+_SLEEP_MAX_NS = 100_000_000
 
 
 @dataclass
@@ -66,9 +70,8 @@ class Served:
 
 async def until(due_ns: int) -> None:
     """Return at due_ns (perf_counter ns), keeping the loop running meanwhile."""
-    left = due_ns - time.perf_counter_ns()
-    if left > _SPIN_NS:
-        await asyncio.sleep((left - _SPIN_NS) / 1e9)
+    while (left := due_ns - time.perf_counter_ns()) > _SPIN_NS:
+        await asyncio.sleep(min(left - _SPIN_NS, _SLEEP_MAX_NS) / 1e9)
     while time.perf_counter_ns() < due_ns:
         await asyncio.sleep(0)
 

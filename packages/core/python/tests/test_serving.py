@@ -105,3 +105,22 @@ def test_a_failed_schedule_gives_the_collector_back_too():
     with pytest.raises(WorkerError):
         serving.serve_schedule(_session(fail="a"), ["a"], [[1]], 3, None, 1)
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_until_sleeps_in_short_stretches_and_returns_at_its_time(monkeypatch):
+    # Long waits are cut into sleeps of at most 100 ms: the kernel may run a poll 0.1% past its timeout.
+    asked = []
+    real_sleep = asyncio.sleep
+
+    async def recording_sleep(delay):
+        asked.append(delay)
+        await real_sleep(delay)
+
+    monkeypatch.setattr(serving.asyncio, "sleep", recording_sleep)
+    due = serving.time.perf_counter_ns() + 350_000_000
+    asyncio.run(serving.until(due))
+    assert serving.time.perf_counter_ns() >= due
+    # Without the cap the first sleep would ask for about 0.348 s.
+    long_sleeps = [d for d in asked if d > 0]
+    assert long_sleeps and max(long_sleeps) <= 0.1
+
